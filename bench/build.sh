@@ -1,0 +1,142 @@
+#!/bin/bash
+# Configure and build the bench kernel, our out-of-tree modules, the guest
+# initramfs and the guest tests. Incremental: unchanged inputs rebuild nothing.
+. "$(dirname "$0")/lib.sh"
+
+FRAGMENTS=("$REPO"/config/*.config)
+KMAKE=(make -s -C "$TREE" O="$KOUT" ARCH=x86_64 -j"$JOBS")
+
+configure() {
+	local key
+	key=$(hash_files "${FRAGMENTS[@]}" "$BENCH_CACHE/series.stamp")
+	if [ -f "$KOUT/.config" ] && [ "$(cat "$KOUT/.bench-config-key" 2>/dev/null)" = "$key" ]; then
+		return
+	fi
+	log "configuring: tinyconfig + ${FRAGMENTS[*]##*/}"
+	mkdir -p "$KOUT"
+	"${KMAKE[@]}" tinyconfig >/dev/null
+	(cd "$KOUT" && "$TREE/scripts/kconfig/merge_config.sh" -m -O "$KOUT" \
+		"$KOUT/.config" "${FRAGMENTS[@]}" >"$KOUT/merge_config.log" 2>&1) ||
+		die "merge_config.sh failed (see $KOUT/merge_config.log)"
+	"${KMAKE[@]}" olddefconfig >/dev/null
+	verify_config
+	echo "$key" >"$KOUT/.bench-config-key"
+}
+
+# Every option a fragment asks for must survive olddefconfig.
+verify_config() {
+	local frag line opt want have bad=0
+	for frag in "${FRAGMENTS[@]}"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*) opt=${line%%=*}; want=${line#*=} ;;
+			"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *}; want=n ;;
+			*) continue ;;
+			esac
+			have=$(grep -E "^$opt=" "$KOUT/.config" | cut -d= -f2- || true)
+			[ -n "$have" ] || have=n
+			if [ "$have" != "$want" ]; then
+				echo "bench: error: ${frag##*/}: $opt wants $want but olddefconfig gave $have" >&2
+				bad=1
+			fi
+		done <"$frag"
+	done
+	[ $bad = 0 ] || { rm -f "$KOUT/.bench-config-key"; exit 1; }
+}
+
+build_kernel() {
+	log "building kernel (make -j$JOBS bzImage modules)"
+	"${KMAKE[@]}" bzImage modules >&2 || die "kernel build failed"
+	local rel
+	rel=$(cat "$KOUT/include/config/kernel.release")
+	rm -rf "$STAGE/lib/modules"
+	"${KMAKE[@]}" INSTALL_MOD_PATH="$STAGE" modules_install >/dev/null ||
+		die "modules_install failed"
+	# No links back into the build tree: the guest only sees $STAGE.
+	rm -f "$STAGE/lib/modules/$rel/build" "$STAGE/lib/modules/$rel/source"
+	cp "$KOUT/arch/x86/boot/bzImage" "$STAGE/bzImage"
+	echo "$rel" >"$STAGE/kernel.release"
+}
+
+build_modules() {
+	mkdir -p "$MODOUT"
+	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='Module.symvers' \
+		--exclude='modules.order' --exclude='.tmp_versions' \
+		"$REPO/modules/" "$MODOUT/"
+	local d rel
+	rel=$(cat "$STAGE/kernel.release")
+	for d in "$MODOUT"/*/; do
+		[ -f "$d/Kbuild" ] || continue
+		log "building module dir modules/$(basename "$d")"
+		make -s -C "$KOUT" M="${d%/}" -j"$JOBS" modules >&2 ||
+			die "module build failed in modules/$(basename "$d")"
+		# Installed beside the in-tree modules so that modprobe resolves
+		# dependencies and aliases in the guest.
+		make -s -C "$KOUT" M="${d%/}" INSTALL_MOD_PATH="$STAGE" \
+			INSTALL_MOD_DIR=extra modules_install >/dev/null ||
+			die "module install failed in modules/$(basename "$d")"
+	done
+	depmod -b "$STAGE" "$rel" || die "depmod failed"
+}
+
+build_initramfs() {
+	local init=$STAGE/init.bin
+	if [ ! -f "$init" ] || [ "$REPO/bench/guest/init.c" -nt "$init" ]; then
+		gcc -static -Os -Wall -Werror -o "$init" "$REPO/bench/guest/init.c" ||
+			die "cannot build the guest init"
+	fi
+	local root=$BENCH_CACHE/initramfs
+	rm -rf "$root"
+	mkdir -p "$root"/{proc,sys,dev,tmp,run,usr,etc,bench,results,root,var/tmp,mnt}
+	ln -s usr/bin "$root/bin"
+	ln -s usr/sbin "$root/sbin"
+	ln -s usr/lib "$root/lib"
+	ln -s usr/lib64 "$root/lib64"
+	ln -s ../run "$root/var/run"
+	cp "$init" "$root/init"
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$STAGE/initramfs.cpio.new"
+	mv "$STAGE/initramfs.cpio.new" "$STAGE/initramfs.cpio"
+}
+
+# Guest tests: test_*.c are compiled here, shell tests and helpers copied,
+# *.bpf.c compiled to BPF objects with clang.
+build_tests() {
+	local out=$STAGE/tests src dst
+	mkdir -p "$out"
+	rsync -a --delete --exclude='*.c' --exclude='*.h' "$REPO/tests/" "$out/"
+	while IFS= read -r src; do
+		dst=$out/${src#"$REPO"/tests/}
+		case "$src" in
+		*.bpf.c)
+			dst=${dst%.c}.o
+			clang -O2 -g -Wall -Werror -target bpf -c "$src" -o "$dst" ||
+				die "cannot compile BPF object $src"
+			;;
+		*)
+			dst=${dst%.c}
+			gcc -O2 -Wall -Wextra -Werror -I"$REPO/tests/lib" -o "$dst" "$src" ||
+				die "cannot compile guest test $src"
+			;;
+		esac
+	done < <(find "$REPO/tests" -name '*.c' -not -path '*/lib/*')
+	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
+	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
+}
+
+main() {
+	ensure_cache_dir
+	mkdir -p "$STAGE"
+	configure
+	build_kernel
+	build_modules
+	build_initramfs
+	build_tests
+	log "built $(cat "$STAGE/kernel.release")"
+}
+
+case "${1:-all}" in
+all) main ;;
+config) ensure_cache_dir; configure ;;
+*) die "usage: build.sh [all|config]" ;;
+esac

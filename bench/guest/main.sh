@@ -1,0 +1,134 @@
+#!/bin/bash
+# Runs inside the guest as PID 1's only child. The mode comes from the kernel
+# command line (bench.mode=check|demo|shell|probe).
+#   check: every guest test and KUnit suite, results into /results
+#   demo:  every demo script, output to the console
+set -u
+
+mode=check
+timeout_s=300
+only=
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	bench.mode=*) mode=${arg#*=} ;;
+	bench.timeout=*) timeout_s=${arg#*=} ;;
+	bench.only=*) only=${arg#*=} ;;
+	bench.break=*) export BENCH_BREAK=${arg#*=} ;;
+	esac
+done
+
+export BENCH_RESULTS=/results BENCH_STAGE=/bench
+export PYTHONDONTWRITEBYTECODE=1
+hostname bench-guest 2>/dev/null
+ip link set lo up
+
+console() { echo "$*" >/dev/console; }
+
+# KUnit suites: built-in ones ran at boot; module ones run on insmod and
+# their results vanish on rmmod, so copy them in between.
+collect_kunit() {
+	local d
+	mkdir -p /results/kunit
+	for d in /sys/kernel/debug/kunit/*/; do
+		[ -r "$d/results" ] || continue
+		cp "$d/results" "/results/kunit/$(basename "$d").ktap"
+	done
+}
+
+run_kunit_modules() {
+	local ko name
+	for ko in "/lib/modules/$(uname -r)"/extra/*_kunit.ko; do
+		[ -e "$ko" ] || continue
+		name=$(basename "$ko" .ko)
+		console "bench: kunit module $name"
+		if modprobe "$name"; then
+			collect_kunit
+			modprobe -r "$name" || console "bench: cannot unload $name"
+		else
+			echo "not ok 1 insmod $name failed" >"/results/kunit/$name.load-error"
+		fi
+	done
+}
+
+# run_one GROUP NAME CMD...: one test under the per-test timeout; TAP on
+# stdout into /results/tests/GROUP/NAME.tap, exit status beside it.
+run_one() {
+	local group=$1 name=$2 rc start
+	shift 2
+	mkdir -p "/results/tests/$group"
+	console "bench: running $group/$name"
+	start=$(date +%s)
+	(cd /tmp && timeout -k 5 "$timeout_s" "$@") \
+		>"/results/tests/$group/$name.tap" 2>"/results/tests/$group/$name.err"
+	rc=$?
+	echo "$rc $(($(date +%s) - start)) $timeout_s" >"/results/tests/$group/$name.rc"
+}
+
+run_tests() {
+	local t group name
+	for t in /bench/tests/*/test_*; do
+		[ -x "$t" ] || continue
+		group=$(basename "$(dirname "$t")")
+		name=$(basename "$t")
+		name=${name%.sh}
+		[ -z "$only" ] || [[ "$group/$name" == $only* ]] || continue
+		run_one "$group" "$name" "$t"
+	done
+}
+
+# Test-only switch (make check BREAK=...): provoke a failure the bench must
+# catch. Never set in a normal run.
+run_break() {
+	local cmd
+	case "$BENCH_BREAK" in
+	bug | kasan | lockdep | warn) cmd="modprobe lk45_bench_fault mode=$BENCH_BREAK" ;;
+	hang) cmd="sleep 1000000" ;;
+	poweroff) cmd="sync; python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x4321fedc)'" ;;
+	*) cmd="echo 'not ok 1 - unknown BREAK=$BENCH_BREAK'; exit 1" ;;
+	esac
+	run_one bench "break_$BENCH_BREAK" bash -c "$cmd; echo 'ok 1 - provoked $BENCH_BREAK'"
+}
+
+# Leak reports must reach the host: scan now, after every test ran.
+scan_kmemleak() {
+	local f=/sys/kernel/debug/kmemleak
+	[ -w $f ] || return 0
+	echo scan >$f
+	sleep 6
+	echo scan >$f
+	cat $f >/results/kmemleak.txt
+	[ -s /results/kmemleak.txt ] && cat /results/kmemleak.txt >/dev/console
+	return 0
+}
+
+case "$mode" in
+probe)
+	exit 0
+	;;
+check)
+	mkdir -p /results/kunit /results/tests
+	collect_kunit
+	run_kunit_modules
+	[ -z "${BENCH_BREAK:-}" ] || run_break
+	run_tests
+	scan_kmemleak
+	dmesg >/results/dmesg.txt
+	exit 0
+	;;
+demo)
+	for d in /bench/demo/*.sh; do
+		[ -x "$d" ] || continue
+		"$d" 2>&1 | tee -a /results/demo.txt
+	done
+	exit 0
+	;;
+shell)
+	console "bench: interactive shell; 'exit' powers the guest off"
+	setsid -c bash -i </dev/ttyS0 >/dev/ttyS0 2>&1
+	exit 0
+	;;
+*)
+	console "bench: unknown bench.mode=$mode"
+	exit 2
+	;;
+esac

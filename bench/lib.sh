@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Common settings for the bench scripts. Sourced, never run.
+
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything large lives outside the repository; one variable moves it.
+BENCH_CACHE=${BENCH_CACHE:-/var/tmp/lk45-bench}
+SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+SRC_PACKAGE=linux-source-6.12
+TREE=${TREE:-$BENCH_CACHE/linux} # git tree: pristine commit + our series
+PATCHES=${PATCHES:-$REPO/patches}
+KOUT=$BENCH_CACHE/build          # kernel objects (O=)
+MODOUT=$BENCH_CACHE/modules      # copy of modules/ built with M=
+STAGE=$BENCH_CACHE/stage         # what the guest sees under /bench
+JOBS=${JOBS:-$(nproc)}
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+
+# Hash of files' names and contents, for cache keys.
+hash_files() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] || continue
+		printf '%s\n' "${f#"$REPO"/}"
+		cat "$f"
+	done | sha256sum | cut -c1-16
+}
+
+ensure_cache_dir() {
+	mkdir -p "$BENCH_CACHE" 2>/dev/null ||
+		die "cannot create cache directory $BENCH_CACHE (set BENCH_CACHE)"
+	local avail
+	avail=$(df -Pk "$BENCH_CACHE" | awk 'NR==2 {print $4}')
+	# A debug kernel build with objects needs about 6 GiB.
+	if [ "${avail:-0}" -lt $((6 * 1024 * 1024)) ]; then
+		die "less than 6 GiB free in $BENCH_CACHE ($((avail / 1024)) MiB); free space or set BENCH_CACHE"
+	fi
+}

@@ -1,0 +1,86 @@
+#!/bin/bash
+# Boot the staged bench kernel in QEMU.
+#   qemu.sh MODE RUNDIR [extra kernel args...]
+# MODE is check, demo, shell or probe. The serial console goes to
+# RUNDIR/console.log (to the terminal for shell), the guest writes its
+# results and its exit status into RUNDIR/results. Exit status: 0 when the
+# guest reported status 0, 1 when it reported failure, 2 when it powered off
+# without reporting, 3 when it hung and was killed at the hard timeout.
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:?mode}
+run=${2:?run directory}
+shift 2
+HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-2400}
+MEM=${BENCH_MEM:-3G}
+
+[ -f "$STAGE/bzImage" ] || die "no kernel staged in $STAGE: run 'make build'"
+mkdir -p "$run/results"
+rm -rf "${run:?}/results/"*
+
+common=(
+	-machine pc -m "$MEM" -smp 2 -no-reboot -display none
+	-kernel "$STAGE/bzImage" -initrd "$STAGE/initramfs.cpio"
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+	-virtfs local,path=/usr,mount_tag=usr,security_model=none,readonly=on
+	-virtfs local,path=/etc,mount_tag=etc,security_model=none,readonly=on
+	-virtfs "local,path=$STAGE,mount_tag=stage,security_model=none,readonly=on"
+	# One hub joins the rtl8139 port (8139cp, the checksum driver under test)
+	# and an e1000 receiver; nothing leaves the machine.
+	-netdev hubport,id=hp0,hubid=0 -device rtl8139,netdev=hp0,mac=52:54:00:12:81:39
+	-netdev hubport,id=hp1,hubid=0 -device e1000,netdev=hp1,mac=52:54:00:10:00:01
+)
+cmdline="console=ttyS0 panic=-1 kasan.fault=report kasan_multi_shot loglevel=7"
+cmdline+=" net.ifnames=0 bench.mode=$mode $*"
+
+# /dev/kvm exists on these machines but KVM may not work: trust it only
+# after a short probe boot succeeds.
+pick_accel() {
+	if [ -n "${BENCH_ACCEL:-}" ]; then
+		echo "$BENCH_ACCEL"
+		return
+	fi
+	if [ -w /dev/kvm ]; then
+		local p=$BENCH_CACHE/probe
+		mkdir -p "$p/results"
+		rm -f "$p/results/status"
+		timeout -k 2 20 qemu-system-x86_64 -accel kvm -cpu qemu64 "${common[@]}" \
+			-virtfs "local,path=$p/results,mount_tag=results,security_model=none" \
+			-serial "file:$p/console.log" -append "console=ttyS0 panic=-1 bench.mode=probe" \
+			>/dev/null 2>&1 || true
+		if grep -qx 'exit 0' "$p/results/status" 2>/dev/null; then
+			echo kvm
+			return
+		fi
+	fi
+	echo tcg
+}
+
+accel=$(pick_accel)
+accel_args=(-accel tcg,thread=multi -cpu qemu64)
+[ "$accel" = kvm ] && accel_args=(-accel kvm -cpu qemu64)
+log "booting $(cat "$STAGE/kernel.release") under $accel (mode $mode)"
+common+=(-virtfs "local,path=$run/results,mount_tag=results,security_model=none")
+
+if [ "$mode" = shell ]; then
+	exec qemu-system-x86_64 "${accel_args[@]}" "${common[@]}" -serial mon:stdio \
+		-append "$cmdline"
+fi
+
+rc=0
+timeout -k 5 "$HARD_TIMEOUT" qemu-system-x86_64 "${accel_args[@]}" "${common[@]}" \
+	-serial "file:$run/console.log" -monitor none -append "$cmdline" \
+	</dev/null >"$run/qemu.log" 2>&1 || rc=$?
+echo "$rc" >"$run/qemu.rc"
+
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "bench: guest hung: killed after ${HARD_TIMEOUT}s" >&2
+	exit 3
+fi
+if [ ! -f "$run/results/status" ]; then
+	echo "bench: guest powered off without reporting a status (qemu exit $rc)" >&2
+	exit 2
+fi
+read -r _ status <"$run/results/status"
+[ "$status" = 0 ] && exit 0
+exit 1

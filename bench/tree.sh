@@ -1,0 +1,91 @@
+#!/bin/bash
+# The kernel tree: pristine Debian source as the first commit, patches/ on top.
+#   tree.sh prepare   extract if needed, (re)apply patches/ when they changed
+#   tree.sh reapply   drop the tree's commits and apply patches/ from scratch
+#   tree.sh export    write the tree's commits back into patches/
+. "$(dirname "$0")/lib.sh"
+
+STAMP=$BENCH_CACHE/series.stamp
+
+src_version() { dpkg-query -W -f='${Version}' "$SRC_PACKAGE" 2>/dev/null || echo unknown; }
+series() { find "$PATCHES" -maxdepth 1 -name '*.patch' | LC_ALL=C sort; }
+series_hash() { mapfile -t p < <(series); hash_files "${p[@]}"; }
+g() { git -C "$TREE" "$@"; }
+
+extract() {
+	local ver=$1
+	log "extracting $SRC_TARBALL ($SRC_PACKAGE $ver) into $TREE"
+	rm -rf "$TREE" "$KOUT" "$STAMP"
+	mkdir -p "$TREE"
+	tar -xf "$SRC_TARBALL" --strip-components=1 -C "$TREE" ||
+		die "cannot extract $SRC_TARBALL"
+	g init -q -b bench
+	g add -A -f
+	g -c user.name=bench -c user.email=bench@localhost \
+		commit -q -m "Debian $SRC_PACKAGE $ver (pristine)"
+	g tag pristine
+	echo "$ver" >"$TREE/.bench-source-version"
+}
+
+apply_series() {
+	g am --abort >/dev/null 2>&1 || true
+	g checkout -q -B bench pristine
+	g reset -q --hard pristine
+	local p n=0
+	while read -r p; do
+		[ -n "$p" ] || continue
+		if ! g am -q --keep-cr "$p" >/dev/null 2>"$BENCH_CACHE/am.err"; then
+			echo "bench: error: patch does not apply: ${p#"$REPO"/}" >&2
+			(cd "$TREE" && git am --abort >/dev/null 2>&1 || true
+			 git apply --check -v "$p" 2>&1 | grep -v '^Checking patch' |
+				sed 's/^/    /' | head -40) >&2
+			exit 1
+		fi
+		n=$((n + 1))
+	done < <(series)
+	log "applied $n patch(es) from patches/"
+	printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
+}
+
+prepare() {
+	local ver
+	ver=$(src_version)
+	echo "kernel source: Debian $SRC_PACKAGE $ver"
+	if [ ! -d "$TREE/.git" ] || [ "$(cat "$TREE/.bench-source-version" 2>/dev/null)" != "$ver" ]; then
+		extract "$ver"
+	fi
+	local want have_hash have_head
+	want=$(series_hash)
+	read -r have_hash have_head 2>/dev/null <"$STAMP" || true
+	if [ "$want" != "${have_hash:-}" ]; then
+		apply_series
+		return
+	fi
+	if [ "$(g rev-parse HEAD)" != "$have_head" ]; then
+		die "the tree in $TREE has commits that are not in patches/: run 'make export-patches' to keep them or 'make reapply' to drop them"
+	fi
+	if [ -n "$(g status --porcelain --untracked-files=no)" ]; then
+		if [ "${ALLOW_DIRTY:-0}" = 1 ]; then
+			log "warning: building uncommitted edits in $TREE (ALLOW_DIRTY=1)"
+		else
+			die "the tree in $TREE has uncommitted edits: commit them and run 'make export-patches', or build them once with ALLOW_DIRTY=1"
+		fi
+	fi
+}
+
+export_patches() {
+	[ -d "$TREE/.git" ] || die "no tree at $TREE: run 'make build' first"
+	[ -z "$(g status --porcelain --untracked-files=no)" ] ||
+		die "commit your edits in $TREE before exporting"
+	find "$PATCHES" -maxdepth 1 -name '*.patch' -delete
+	g format-patch -q --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
+	printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
+	log "exported $(series | wc -l) patch(es) to patches/"
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+reapply) rm -f "$STAMP"; prepare ;;
+export) export_patches ;;
+*) die "usage: tree.sh prepare|reapply|export" ;;
+esac
