@@ -4,7 +4,8 @@
 . "$(dirname "$0")/lib.sh"
 
 FRAGMENTS=("$REPO"/config/*.config)
-KMAKE=(make -s -C "$TREE" O="$KOUT" ARCH=x86_64 -j"$JOBS")
+# LOCALVERSION= keeps setlocalversion from appending "+" for the git tree.
+KMAKE=(make -s -C "$TREE" O="$KOUT" ARCH=x86_64 LOCALVERSION= -j"$JOBS")
 
 configure() {
 	local key
@@ -82,16 +83,21 @@ build_modules() {
 
 build_initramfs() {
 	local init=$STAGE/init.bin
-	if [ ! -f "$init" ] || [ "$REPO/bench/guest/init.c" -nt "$init" ]; then
-		gcc -static -Os -Wall -Werror -o "$init" "$REPO/bench/guest/init.c" ||
-			die "cannot build the guest init"
-	fi
+	gcc -static -Os -Wall -Werror -o "$init" "$REPO/bench/guest/init.c" ||
+		die "cannot build the guest init"
 	local root=$BENCH_CACHE/initramfs
 	rm -rf "$root"
 	mkdir -p "$root"/{proc,sys,dev,tmp,run,usr,etc,bench,results,root,var/tmp,mnt}
 	ln -s usr/bin "$root/bin"
 	ln -s usr/sbin "$root/sbin"
-	ln -s usr/lib "$root/lib"
+	# /lib is the host's /usr/lib entry by entry, except modules: the
+	# guest's come from the stage (the host may have none at all).
+	mkdir -p "$root/lib"
+	local e
+	for e in /usr/lib/*; do
+		[ "${e##*/}" = modules ] || ln -s "$e" "$root/lib/${e##*/}"
+	done
+	ln -s /bench/lib/modules "$root/lib/modules"
 	ln -s usr/lib64 "$root/lib64"
 	ln -s ../run "$root/var/run"
 	cp "$init" "$root/init"

@@ -19,7 +19,7 @@ mkdir -p "$run/results"
 rm -rf "${run:?}/results/"*
 
 common=(
-	-machine pc -m "$MEM" -smp 2 -no-reboot -display none
+	-machine q35 -m "$MEM" -smp 2 -no-reboot -display none
 	-kernel "$STAGE/bzImage" -initrd "$STAGE/initramfs.cpio"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
 	-virtfs local,path=/usr,mount_tag=usr,security_model=none,readonly=on

@@ -85,8 +85,6 @@ int main(void)
 	    mount_9p("etc", "/etc", MS_RDONLY) ||
 	    mount_9p("stage", "/bench", MS_RDONLY) ||
 	    mount_9p("results", "/results", 0) ||
-	    /* modprobe looks in /lib/modules, which is the host's /usr/lib. */
-	    do_mount("/bench/lib/modules", "/usr/lib/modules", NULL, MS_BIND, NULL) ||
 	    do_mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) ||
 	    do_mount("configfs", "/sys/kernel/config", "configfs", 0, NULL)) {
 		say("cannot set up the guest filesystems");
