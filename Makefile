@@ -7,10 +7,10 @@
 MAKEFLAGS += --no-print-directory
 RUN := bench/run.sh
 
-.PHONY: all demo check shell build export-patches reapply bench-selftest help
+.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz help
 all: demo
 
-demo check shell build export-patches reapply:
+demo check shell build export-patches reapply csum-fuzz:
 	@$(RUN) $@
 
 bench-selftest:

@@ -54,5 +54,11 @@ shell) prepare; exec "$B/qemu.sh" shell "$BENCH_CACHE/run-shell" ;;
 export-patches) "$B/tree.sh" export ;;
 reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
-*) die "unknown target '${1:-}': use make [demo|check|shell|build|export-patches|reapply|bench-selftest]" ;;
+csum-fuzz)
+	# The helpers' randomized KUnit run at 1M packets, nothing else.
+	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz"
+	export ONLY=none/ BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-5400}
+	check
+	;;
+*) die "unknown target '${1:-}': use make [demo|check|shell|build|export-patches|reapply|bench-selftest|csum-fuzz]" ;;
 esac

@@ -74,7 +74,7 @@ prepare() {
 }
 
 export_patches() {
-	[ -d "$TREE/.git" ] || die "no tree at $TREE: run 'make build' first"
+	[ -e "$TREE/.git" ] || die "no tree at $TREE: run 'make build' first"
 	[ -z "$(g status --porcelain --untracked-files=no)" ] ||
 		die "commit your edits in $TREE before exporting"
 	find "$PATCHES" -maxdepth 1 -name '*.patch' -delete

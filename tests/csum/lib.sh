@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Topology for the checksum tests: the rtl8139 port (8139cp, the driver under
+# test) in the default namespace, the e1000 receiver in netns "rx" with RX
+# checksum offload off, so its stack verifies every checksum. Both sit on one
+# QEMU hub that leads nowhere else.
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+FLOW="python3 $HERE/flow.py"
+
+iface_by_driver() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = "$1" ] &&
+			{ basename "$d"; return 0; }
+	done
+	return 1
+}
+
+# stat NAME: a counter from the rx namespace's /proc/net/snmp or snmp6
+rx_stat() {
+	ip netns exec rx awk -v n="$1" '
+		FILENAME ~ /snmp6/ { if ($1 == n) print $2; next }
+		/^[A-Za-z]+:/ { p = $1; sub(":", "", p)
+			if (hdr[p] == "") { hdr[p] = $0; next }
+			split(hdr[p], h); for (i = 2; i <= NF; i++) if (p h[i] == n) print $i }
+	' /proc/net/snmp /proc/net/snmp6
+}
+
+tx_counter() { ethtool -S "$TX" | awk -v n="$1:" '$1 == n { print $2 }'; }
+
+setup_topology() {
+	TX=$(iface_by_driver 8139cp) || { echo "Bail out! no 8139cp port"; exit 1; }
+	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
+	ip netns add rx
+	ip link set "$RX" netns rx
+	ip addr add 198.18.81.1/24 dev "$TX"
+	ip -6 addr add 2001:db8:81::1/64 dev "$TX" nodad
+	ip link set "$TX" up
+	ip -n rx link set lo up
+	ip -n rx addr add 198.18.81.2/24 dev "$RX"
+	ip -n rx -6 addr add 2001:db8:81::2/64 dev "$RX" nodad
+	ip -n rx link set "$RX" up
+	ip netns exec rx ethtool -K "$RX" rx off gro off >/dev/null
+	RX_MAC=$(ip -n rx -br link show "$RX" | awk '{print $3}')
+	# wait for the links (the e1000 model reports link up after a moment)
+	local i
+	for i in $(seq 50); do
+		ping -c1 -W1 198.18.81.2 >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+}
+
+teardown_topology() {
+	ip netns del rx 2>/dev/null
+	ip link del tx.100 2>/dev/null
+	ip link del tx.ad 2>/dev/null
+	ip link del vx4 2>/dev/null
+	ip link del vx6 2>/dev/null
+	ethtool -K "$TX" txvlan on >/dev/null 2>&1
+	ip addr flush dev "$TX" 2>/dev/null
+}
+
+# flow NAME FAMILY PROTO ADDR [send options]: one flow from the default
+# namespace to rx; sets FLOW_OK, OFFLOAD_DELTA and SW_DELTA.
+flow() {
+	local name=$1 fam=$2 proto=$3 addr=$4 port=$((5000 + RANDOM % 1000))
+	shift 4
+	local out=/tmp/flow.$$ count=${FLOW_COUNT:-48} o0 s0 want got
+	rm -f "$out" "$out.ready"
+	ip netns exec rx $FLOW recv --family "$fam" --proto "$proto" --port $port \
+		--count "$count" --out "$out" --timeout 30 &
+	local pid=$!
+	for _ in $(seq 100); do [ -e "$out.ready" ] && break; sleep 0.1; done
+	o0=$(tx_counter tx_csum_offload)
+	s0=$(tx_counter tx_csum_sw)
+	$FLOW send --family "$fam" --proto "$proto" --addr "$addr" --port $port \
+		--count "$count" "$@" 2>/tmp/flow.err
+	wait $pid
+	OFFLOAD_DELTA=$(($(tx_counter tx_csum_offload) - o0))
+	SW_DELTA=$(($(tx_counter tx_csum_sw) - s0))
+	want=$($FLOW expect --count "$count")
+	got=$(cat "$out" 2>/dev/null)
+	FLOW_OK=0
+	[ "$got" = "$want" ] && FLOW_OK=1
+	[ $FLOW_OK = 1 ] || { diag "$name: got '$got', want '$want'"; sed 's/^/# /' /tmp/flow.err; }
+}

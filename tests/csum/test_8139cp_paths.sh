@@ -1,0 +1,92 @@
+#!/bin/bash
+# Traffic through 8139cp on NETIF_F_HW_CSUM: every flow arrives intact with
+# valid checksums (the receiver verifies them all), and the driver's counters
+# show which path each took: TCP/UDP over plain IPv4 offloaded to the chip,
+# everything else checksummed in software by skb_csum_offload_chk().
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+trap teardown_topology EXIT
+setup_topology
+
+features=$(ethtool -k "$TX")
+grep -q '^tx-checksum-ip-generic: on' <<<"$features" && ok "8139cp advertises NETIF_F_HW_CSUM" ||
+	not_ok "8139cp advertises NETIF_F_HW_CSUM"
+grep -q '^tx-checksum-ipv4: off \[fixed\]' <<<"$features" && ok "8139cp no longer advertises NETIF_F_IP_CSUM" ||
+	not_ok "8139cp no longer advertises NETIF_F_IP_CSUM"
+
+# check_flow NAME PATH(offload|sw) FAMILY PROTO ADDR [send options]
+check_flow() {
+	local name=$1 path=$2
+	shift 2
+	flow "$name" "$@"
+	[ $FLOW_OK = 1 ] && ok "$name: every byte arrives" || not_ok "$name: every byte arrives"
+	if [ "$path" = offload ]; then
+		[ "$OFFLOAD_DELTA" -gt 0 ] && [ "$SW_DELTA" = 0 ] &&
+			ok "$name: offloaded to the chip (tx_csum_offload +$OFFLOAD_DELTA, tx_csum_sw +$SW_DELTA)" ||
+			not_ok "$name: offloaded to the chip (tx_csum_offload +$OFFLOAD_DELTA, tx_csum_sw +$SW_DELTA)"
+	else
+		[ "$SW_DELTA" -gt 0 ] && [ "$OFFLOAD_DELTA" = 0 ] &&
+			ok "$name: checksummed in software (tx_csum_sw +$SW_DELTA, tx_csum_offload +$OFFLOAD_DELTA)" ||
+			not_ok "$name: checksummed in software (tx_csum_sw +$SW_DELTA, tx_csum_offload +$OFFLOAD_DELTA)"
+	fi
+	echo "# path $name: offload +$OFFLOAD_DELTA sw +$SW_DELTA" >&2
+}
+
+check_flow "TCP/IPv4" offload 4 tcp 198.18.81.2
+check_flow "UDP/IPv4" offload 4 udp 198.18.81.2
+check_flow "TCP/IPv4 with IP options" offload 4 tcp 198.18.81.2 --ip-options
+check_flow "UDP/IPv4 with IP options" offload 4 udp 198.18.81.2 --ip-options
+check_flow "TCP/IPv6" sw 6 tcp 2001:db8:81::2
+check_flow "UDP/IPv6" sw 6 udp 2001:db8:81::2
+check_flow "TCP/IPv6 with a destination options header" sw 6 tcp 2001:db8:81::2 --dst-opts
+check_flow "UDP/IPv6 with a destination options header" sw 6 udp 2001:db8:81::2 --dst-opts
+
+# VLAN: the chip inserts the tag itself (offloaded); with tx-vlan-offload off
+# the tag is in-band and hides the IPv4 type from the chip (software).
+ip link add link "$TX" name tx.100 type vlan id 100
+ip -n rx link add link "$RX" name rx.100 type vlan id 100
+ip addr add 198.18.100.1/24 dev tx.100 && ip link set tx.100 up
+ip -n rx addr add 198.18.100.2/24 dev rx.100 && ip -n rx link set rx.100 up
+check_flow "TCP/IPv4 over VLAN 100 (tag inserted by the chip)" offload 4 tcp 198.18.100.2
+ethtool -K "$TX" txvlan off >/dev/null
+check_flow "TCP/IPv4 over VLAN 100 (in-band tag)" sw 4 tcp 198.18.100.2
+check_flow "UDP/IPv4 over VLAN 100 (in-band tag)" sw 4 udp 198.18.100.2
+ethtool -K "$TX" txvlan on >/dev/null
+
+# QinQ: an 802.1ad tag the chip cannot insert, then 802.1Q
+ip link add link "$TX" name tx.ad type vlan proto 802.1ad id 200
+ip link add link tx.ad name tx.ad.300 type vlan id 300
+ip -n rx link add link "$RX" name rx.ad type vlan proto 802.1ad id 200
+ip -n rx link add link rx.ad name rx.ad.300 type vlan id 300
+ip link set tx.ad up && ip addr add 198.18.200.1/24 dev tx.ad.300 && ip link set tx.ad.300 up
+ip -n rx link set rx.ad up && ip -n rx addr add 198.18.200.2/24 dev rx.ad.300 &&
+	ip -n rx link set rx.ad.300 up
+check_flow "TCP/IPv4 over QinQ" sw 4 tcp 198.18.200.2
+
+# VXLAN over IPv4 and IPv6 underlays: inner checksums are not the chip's
+ip link add vx4 type vxlan id 42 local 198.18.81.1 remote 198.18.81.2 dstport 4789 dev "$TX"
+ip -n rx link add vx4 type vxlan id 42 local 198.18.81.2 remote 198.18.81.1 dstport 4789 dev "$RX"
+ip addr add 198.18.42.1/24 dev vx4 && ip link set vx4 up
+ip -n rx addr add 198.18.42.2/24 dev vx4 && ip -n rx link set vx4 up
+check_flow "TCP/IPv4 in VXLAN over IPv4" sw 4 tcp 198.18.42.2
+check_flow "UDP/IPv4 in VXLAN over IPv4" sw 4 udp 198.18.42.2
+ip link add vx6 type vxlan id 46 local 2001:db8:81::1 remote 2001:db8:81::2 dstport 4790 dev "$TX"
+ip -n rx link add vx6 type vxlan id 46 local 2001:db8:81::2 remote 2001:db8:81::1 dstport 4790 dev "$RX"
+ip addr add 198.18.46.1/24 dev vx6 && ip link set vx6 up
+ip -n rx addr add 198.18.46.2/24 dev vx6 && ip -n rx link set vx6 up
+check_flow "TCP/IPv4 in VXLAN over IPv6" sw 4 tcp 198.18.46.2
+
+is "$(tx_counter tx_csum_drop)" 0 "no packet dropped for want of a checksum"
+is "$(rx_stat TcpInCsumErrors)" 0 "receiver: TcpInCsumErrors stays 0"
+is "$(rx_stat UdpInCsumErrors)" 0 "receiver: UdpInCsumErrors stays 0"
+is "$(rx_stat Udp6InCsumErrors)" 0 "receiver: Udp6InCsumErrors stays 0"
+
+# Negative control: the receiver does catch a bad checksum.
+before=$(rx_stat UdpInCsumErrors)
+ip netns exec rx python3 -c 'import socket,time; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("0.0.0.0",5999)); time.sleep(3)' &
+sleep 1
+$FLOW badudp --ifname "$TX" --dst-mac "$RX_MAC" --src 198.18.81.1 --dst 198.18.81.2 --port 5999
+wait
+is "$(($(rx_stat UdpInCsumErrors) - before))" 1 "negative control: a UDP datagram with a wrong checksum is counted as an error"
+
+done_testing
