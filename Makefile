@@ -7,10 +7,10 @@
 MAKEFLAGS += --no-print-directory
 RUN := bench/run.sh
 
-.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz help
+.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz csum-bench lint-patches help
 all: demo
 
-demo check shell build export-patches reapply csum-fuzz:
+demo check shell build export-patches reapply csum-fuzz csum-bench lint-patches:
 	@$(RUN) $@
 
 bench-selftest:

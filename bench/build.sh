@@ -128,6 +128,7 @@ build_tests() {
 	done < <(find "$REPO/tests" -name '*.c' -not -path '*/lib/*')
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
 	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
+	rsync -a --delete "$REPO/benchmarks/" "$STAGE/benchmarks/"
 }
 
 main() {

@@ -46,6 +46,19 @@ demo() {
 	echo "=== demo boot clean: no kernel report in the console"
 }
 
+# Benchmarks print ratios measured in one boot; never a pass/fail on time.
+bench() {
+	prepare
+	local run=$BENCH_CACHE/run-bench rc=0
+	"$B/qemu.sh" bench "$run" "bench.only=$1" || rc=$?
+	echo "=== benchmark $1 (one boot; TCG and the debug kernel distort absolute numbers, compare ratios)"
+	cat "$run/results/bench.txt" 2>/dev/null || echo "(no benchmark output)"
+	python3 "$B/report.py" "$run" --boot-rc "$rc" >"$run/verdict.txt" || {
+		sed -n '/^----/,$p' "$run/verdict.txt"
+		die "the benchmark boot failed (see $run/verdict.txt)"
+	}
+}
+
 case "${1:-}" in
 demo) demo ;;
 check) check ;;
@@ -54,6 +67,8 @@ shell) prepare; exec "$B/qemu.sh" shell "$BENCH_CACHE/run-shell" ;;
 export-patches) "$B/tree.sh" export ;;
 reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
+lint-patches) exec "$B/lint-patches.sh" ;;
+csum-bench) bench csum ;;
 csum-fuzz)
 	# The helpers' randomized KUnit run at 1M packets, nothing else.
 	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz"

@@ -27,22 +27,32 @@ extract() {
 	echo "$ver" >"$TREE/.bench-source-version"
 }
 
+# The series is applied in a worktree of its own, then the tree is moved to
+# the result: files the series does not change keep their mtimes, so only
+# what a patch touches is rebuilt.
 apply_series() {
-	g am --abort >/dev/null 2>&1 || true
-	g checkout -q -B bench pristine
-	g reset -q --hard pristine
-	local p n=0
+	local aw=$BENCH_CACHE/apply-tree p n=0
+	if [ ! -e "$aw/.git" ]; then
+		g worktree prune
+		g worktree add -q --detach "$aw" pristine >/dev/null
+	fi
+	git -C "$aw" am --abort >/dev/null 2>&1 || true
+	git -C "$aw" checkout -q --detach pristine
+	git -C "$aw" reset -q --hard pristine
 	while read -r p; do
 		[ -n "$p" ] || continue
-		if ! g am -q --keep-cr "$p" >/dev/null 2>"$BENCH_CACHE/am.err"; then
+		if ! git -C "$aw" am -q --keep-cr "$p" >/dev/null 2>"$BENCH_CACHE/am.err"; then
 			echo "bench: error: patch does not apply: ${p#"$REPO"/}" >&2
-			(cd "$TREE" && git am --abort >/dev/null 2>&1 || true
+			(cd "$aw" && git am --abort >/dev/null 2>&1 || true
 			 git apply --check -v "$p" 2>&1 | grep -v '^Checking patch' |
 				sed 's/^/    /' | head -40) >&2
 			exit 1
 		fi
 		n=$((n + 1))
 	done < <(series)
+	g checkout -q -B bench "$(git -C "$aw" rev-parse HEAD)" 2>/dev/null ||
+		g reset -q --hard "$(git -C "$aw" rev-parse HEAD)"
+	g reset -q --hard bench
 	log "applied $n patch(es) from patches/"
 	printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
 }
@@ -79,7 +89,11 @@ export_patches() {
 		die "commit your edits in $TREE before exporting"
 	find "$PATCHES" -maxdepth 1 -name '*.patch' -delete
 	g format-patch -q --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
-	printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
+	if [ "$TREE" = "$BENCH_CACHE/linux" ]; then
+		printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
+	else
+		rm -f "$STAMP"	# exported from another worktree: re-apply
+	fi
 	log "exported $(series | wc -l) patch(es) to patches/"
 }
 

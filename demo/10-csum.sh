@@ -22,9 +22,9 @@ show() {
 echo "csum: 8139cp features: $(ethtool -k "$TX" | grep -E '^tx-checksum-(ip-generic|ipv4)' | tr '\n' ' ')"
 show "TCP/IPv4" 4 tcp 198.18.81.2
 show "UDP/IPv4" 4 udp 198.18.81.2
-show "TCP/IPv4 with IP options" 4 tcp 198.18.81.2 --ip-options
+show "TCP/IPv4 with IP options" 4 tcp 198.18.81.2 ipopts
 show "TCP/IPv6" 6 tcp 2001:db8:81::2
-show "UDP/IPv6 with dest options header" 6 udp 2001:db8:81::2 --dst-opts
+show "UDP/IPv6 with dest options header" 6 udp 2001:db8:81::2 dstopts
 ip link add link "$TX" name tx.100 type vlan id 100
 ip -n rx link add link "$RX" name rx.100 type vlan id 100
 ip addr add 198.18.100.1/24 dev tx.100 && ip link set tx.100 up

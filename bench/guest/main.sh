@@ -122,6 +122,14 @@ demo)
 	done
 	exit 0
 	;;
+bench)
+	for b in /bench/benchmarks/*.sh; do
+		[ -x "$b" ] || continue
+		[ -z "$only" ] || [[ "$(basename "$b")" == $only* ]] || continue
+		"$b" 2>&1 | tee -a /results/bench.txt
+	done
+	exit 0
+	;;
 shell)
 	console "bench: interactive shell; 'exit' powers the guest off"
 	setsid -c bash -i </dev/ttyS0 >/dev/ttyS0 2>&1

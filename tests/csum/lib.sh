@@ -4,7 +4,7 @@
 # checksum offload off, so its stack verifies every checksum. Both sit on one
 # QEMU hub that leads nowhere else.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-FLOW="python3 $HERE/flow.py"
+FLOW=$HERE/flow
 
 iface_by_driver() {
 	local d
@@ -28,8 +28,16 @@ rx_stat() {
 tx_counter() { ethtool -S "$TX" | awk -v n="$1:" '$1 == n { print $2 }'; }
 
 setup_topology() {
+	local i
+	# a test killed at its timeout may have left rx behind; deleting it
+	# hands the e1000 back to this namespace, asynchronously
+	if ip netns list | grep -qw rx; then
+		ip netns del rx
+		for i in $(seq 100); do iface_by_driver e1000 >/dev/null && break; sleep 0.1; done
+	fi
 	TX=$(iface_by_driver 8139cp) || { echo "Bail out! no 8139cp port"; exit 1; }
 	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
+	trap 'teardown_topology; exit 1' TERM INT
 	ip netns add rx
 	ip link set "$RX" netns rx
 	ip addr add 198.18.81.1/24 dev "$TX"
@@ -42,7 +50,6 @@ setup_topology() {
 	ip netns exec rx ethtool -K "$RX" rx off gro off >/dev/null
 	RX_MAC=$(ip -n rx -br link show "$RX" | awk '{print $3}')
 	# wait for the links (the e1000 model reports link up after a moment)
-	local i
 	for i in $(seq 50); do
 		ping -c1 -W1 198.18.81.2 >/dev/null 2>&1 && break
 		sleep 0.2
@@ -59,27 +66,23 @@ teardown_topology() {
 	ip addr flush dev "$TX" 2>/dev/null
 }
 
-# flow NAME FAMILY PROTO ADDR [send options]: one flow from the default
+# flow NAME FAMILY PROTO ADDR [ipopts|dstopts]: one flow from the default
 # namespace to rx; sets FLOW_OK, OFFLOAD_DELTA and SW_DELTA.
 flow() {
-	local name=$1 fam=$2 proto=$3 addr=$4 port=$((5000 + RANDOM % 1000))
-	shift 4
-	local out=/tmp/flow.$$ count=${FLOW_COUNT:-48} o0 s0 want got
+	local name=$1 fam=$2 proto=$3 addr=$4 opt=${5:-} port=$((5000 + RANDOM % 1000))
+	local out=/tmp/flow.$$ count=${FLOW_COUNT:-48} o0 s0 got
 	rm -f "$out" "$out.ready"
-	ip netns exec rx $FLOW recv --family "$fam" --proto "$proto" --port $port \
-		--count "$count" --out "$out" --timeout 30 &
+	ip netns exec rx "$FLOW" recv "$fam" "$proto" $port "$count" "$out" &
 	local pid=$!
-	for _ in $(seq 100); do [ -e "$out.ready" ] && break; sleep 0.1; done
+	for _ in $(seq 100); do [ -e "$out.ready" ] && break; sleep 0.05; done
 	o0=$(tx_counter tx_csum_offload)
 	s0=$(tx_counter tx_csum_sw)
-	$FLOW send --family "$fam" --proto "$proto" --addr "$addr" --port $port \
-		--count "$count" "$@" 2>/tmp/flow.err
+	"$FLOW" send "$fam" "$proto" "$addr" $port "$count" $opt 2>/tmp/flow.err
 	wait $pid
 	OFFLOAD_DELTA=$(($(tx_counter tx_csum_offload) - o0))
 	SW_DELTA=$(($(tx_counter tx_csum_sw) - s0))
-	want=$($FLOW expect --count "$count")
 	got=$(cat "$out" 2>/dev/null)
 	FLOW_OK=0
-	[ "$got" = "$want" ] && FLOW_OK=1
-	[ $FLOW_OK = 1 ] || { diag "$name: got '$got', want '$want'"; sed 's/^/# /' /tmp/flow.err; }
+	[ "$got" = "$count $((count * 1000)) 0" ] && FLOW_OK=1
+	[ $FLOW_OK = 1 ] || { diag "$name: got '$got' (chunks bytes bad), want '$count $((count * 1000)) 0'"; sed 's/^/# /' /tmp/flow.err; }
 }

@@ -10,8 +10,8 @@ setup_topology
 V=$(iface_by_driver vmxnet3) || { echo "Bail out! no vmxnet3 port"; exit 1; }
 ethtool -K "$V" tx-checksum-ipv6 off >/dev/null 2>&1
 features=$(ethtool -k "$V")
-grep -q '^tx-checksum-ipv4: on' <<<"$features" && grep -q '^tx-checksum-ipv6: off' <<<"$features" &&
-	! grep -q '^tx-checksum-ip-generic: on' <<<"$features" &&
+grep -Eq '^\s*tx-checksum-ipv4: on' <<<"$features" && grep -Eq '^\s*tx-checksum-ipv6: off' <<<"$features" &&
+	! grep -Eq '^\s*tx-checksum-ip-generic: on' <<<"$features" &&
 	ok "vmxnet3 limited to NETIF_F_IP_CSUM" || not_ok "vmxnet3 limited to NETIF_F_IP_CSUM"
 
 ip addr add 198.18.82.1/24 dev "$V"

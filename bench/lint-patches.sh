@@ -1,0 +1,70 @@
+#!/bin/bash
+# Each patch in patches/, applied one at a time onto the pristine tree:
+# checkpatch --strict, kernel-doc on the files it touches, and a W=1 build
+# of every object it touches (with the bench's config) that must add no
+# warning. Uses its own worktree and objects under $BENCH_CACHE/lint.
+. "$(dirname "$0")/lib.sh"
+
+[ -f "$KOUT/.config" ] || die "no bench kernel config yet: run 'make build' first"
+LINT=$BENCH_CACHE/lint
+WT=$LINT/tree
+OBJ=$LINT/build
+pass=0
+fail=0
+
+verdict() {
+	if [ "$1" = 0 ]; then echo "PASS $2"; pass=$((pass + 1)); else echo "FAIL $2"; fail=$((fail + 1)); fi
+}
+
+mkdir -p "$LINT" "$OBJ"
+if [ ! -e "$WT/.git" ]; then
+	git -C "$TREE" worktree prune
+	git -C "$TREE" worktree add -q --detach "$WT" pristine
+fi
+git -C "$WT" am --abort >/dev/null 2>&1 || true
+git -C "$WT" checkout -q --detach pristine
+git -C "$WT" reset -q --hard pristine
+cp "$KOUT/.config" "$OBJ/.config"
+make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= olddefconfig prepare -j"$JOBS" >/dev/null 2>&1 ||
+	die "cannot prepare the lint build"
+
+for p in "$PATCHES"/*.patch; do
+	name=${p##*/}
+	if ! git -C "$WT" am -q "$p" >/dev/null 2>&1; then
+		verdict 1 "$name: applies"
+		break
+	fi
+	out=$("$WT/scripts/checkpatch.pl" --strict --terse --no-summary "$p" 2>/dev/null |
+		grep -v 'does MAINTAINERS need updating' || true)
+	[ -z "$out" ] && verdict 0 "$name: checkpatch --strict" ||
+		{ verdict 1 "$name: checkpatch --strict"; echo "$out" | sed 's/^/    /'; }
+
+	mapfile -t files < <(git -C "$WT" diff --name-only --diff-filter=AM HEAD~1 HEAD)
+	docs=()
+	objs=()
+	for f in "${files[@]}"; do
+		case "$f" in
+		*.c) objs+=("${f%.c}.o"); docs+=("$f") ;;
+		*.h) docs+=("$f") ;;
+		esac
+	done
+	if [ ${#docs[@]} -gt 0 ]; then
+		out=$(cd "$WT" && scripts/kernel-doc -none -Wall "${docs[@]}" 2>&1 | grep -E 'csum_offl|eproto|skb_csum_off|cp_csum' || true)
+		[ -z "$out" ] && verdict 0 "$name: kernel-doc of what it adds" ||
+			{ verdict 1 "$name: kernel-doc"; echo "$out" | sed 's/^/    /'; }
+	fi
+	# objects the bench config builds; a touched header rebuilds its users
+	built=()
+	for o in "${objs[@]}"; do
+		[ -f "$KOUT/$o" ] && built+=("$o")
+	done
+	if [ ${#built[@]} -gt 0 ]; then
+		out=$(make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= W=1 -j"$JOBS" "${built[@]}" 2>&1)
+		rc=$?
+		warn=$(echo "$out" | grep -E 'warning:|error:' || true)
+		[ $rc = 0 ] && [ -z "$warn" ] && verdict 0 "$name: W=1 build of ${built[*]}" ||
+			{ verdict 1 "$name: W=1 build of ${built[*]}"; echo "$warn" | head -20 | sed 's/^/    /'; }
+	fi
+done
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
