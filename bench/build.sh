@@ -61,12 +61,21 @@ build_kernel() {
 
 build_modules() {
 	mkdir -p "$MODOUT"
-	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+	rsync -a --delete --exclude='/8139cp_pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='Module.symvers' \
 		--exclude='modules.order' --exclude='.tmp_versions' \
 		"$REPO/modules/" "$MODOUT/"
 	local d rel
 	rel=$(cat "$STAGE/kernel.release")
+	# 6.12's own 8139cp (NETIF_F_IP_CSUM only), built from the pristine
+	# commit as 8139cp_pristine.ko: the "before" of our conversion.
+	mkdir -p "$MODOUT/8139cp_pristine"
+	git -C "$TREE" show pristine:drivers/net/ethernet/realtek/8139cp.c \
+		>"$MODOUT/8139cp_pristine/8139cp_pristine.c.new"
+	cmp -s "$MODOUT/8139cp_pristine/8139cp_pristine.c.new" "$MODOUT/8139cp_pristine/8139cp_pristine.c" ||
+		mv "$MODOUT/8139cp_pristine/8139cp_pristine.c.new" "$MODOUT/8139cp_pristine/8139cp_pristine.c"
+	rm -f "$MODOUT/8139cp_pristine/8139cp_pristine.c.new"
+	echo 'obj-m += 8139cp_pristine.o' >"$MODOUT/8139cp_pristine/Kbuild"
 	for d in "$MODOUT"/*/; do
 		[ -f "$d/Kbuild" ] || continue
 		log "building module dir modules/$(basename "$d")"

@@ -25,13 +25,10 @@ common=(
 	-virtfs local,path=/usr,mount_tag=usr,security_model=none,readonly=on
 	-virtfs local,path=/etc,mount_tag=etc,security_model=none,readonly=on
 	-virtfs "local,path=$STAGE,mount_tag=stage,security_model=none,readonly=on"
-	# One hub joins the rtl8139 port (8139cp, the checksum driver under test),
-	# an e1000 receiver and a vmxnet3 port; nothing leaves the machine.
+	# One hub joins the rtl8139 port (8139cp, the checksum driver under test)
+	# and an e1000 receiver; nothing leaves the machine.
 	-netdev hubport,id=hp0,hubid=0 -device rtl8139,netdev=hp0,mac=52:54:00:12:81:39
 	-netdev hubport,id=hp1,hubid=0 -device e1000,netdev=hp1,mac=52:54:00:10:00:01
-	# vmxnet3 advertises NETIF_F_IP_CSUM|NETIF_F_IPV6_CSUM: a device with
-	# protocol-specific checksum offload for seed 004's case.
-	-netdev hubport,id=hp2,hubid=0 -device vmxnet3,netdev=hp2,mac=52:54:00:10:00:02
 )
 cmdline="console=ttyS0 panic=-1 kasan.fault=report kasan_multi_shot loglevel=7"
 cmdline+=" net.ifnames=0 bench.mode=$mode"

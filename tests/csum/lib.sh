@@ -25,7 +25,7 @@ rx_stat() {
 	' /proc/net/snmp /proc/net/snmp6
 }
 
-tx_counter() { ethtool -S "$TX" | awk -v n="$1:" '$1 == n { print $2 }'; }
+tx_counter() { ethtool -S "$TX" | awk -v n="$1:" '$1 == n { v = $2 } END { print v + 0 }'; }
 
 setup_topology() {
 	local i
@@ -35,6 +35,9 @@ setup_topology() {
 		ip netns del rx
 		for i in $(seq 100); do iface_by_driver e1000 >/dev/null && break; sleep 0.1; done
 	fi
+	# 8139cp is a module here, so that 6.12's own can stand in for ours
+	lsmod | grep -q '^8139cp' || modprobe "${CP_MODULE:-8139cp}"
+	for i in $(seq 100); do iface_by_driver 8139cp >/dev/null && break; sleep 0.1; done
 	TX=$(iface_by_driver 8139cp) || { echo "Bail out! no 8139cp port"; exit 1; }
 	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
 	trap 'teardown_topology; exit 1' TERM INT
@@ -79,6 +82,7 @@ flow() {
 	s0=$(tx_counter tx_csum_sw)
 	"$FLOW" send "$fam" "$proto" "$addr" $port "$count" $opt 2>/tmp/flow.err
 	wait $pid
+	sleep 0.5
 	OFFLOAD_DELTA=$(($(tx_counter tx_csum_offload) - o0))
 	SW_DELTA=$(($(tx_counter tx_csum_sw) - s0))
 	got=$(cat "$out" 2>/dev/null)
