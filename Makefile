@@ -22,4 +22,4 @@ help:
 Makefile README.md: ;
 
 %:
-	@echo "make: unknown target '$@' (try: make help)" >&2; exit 2
+	$(error unknown target '$@' (try: make help))
