@@ -79,7 +79,8 @@ build_modules() {
 	for d in "$MODOUT"/*/; do
 		[ -f "$d/Kbuild" ] || continue
 		log "building module dir modules/$(basename "$d")"
-		make -s -C "$KOUT" M="${d%/}" -j"$JOBS" modules >&2 ||
+		# Our modules build warning-free, W=1 included.
+		make -s -C "$KOUT" M="${d%/}" W=1 KCFLAGS=-Werror -j"$JOBS" modules >&2 ||
 			die "module build failed in modules/$(basename "$d")"
 		# Installed beside the in-tree modules so that modprobe resolves
 		# dependencies and aliases in the guest.

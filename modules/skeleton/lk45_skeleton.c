@@ -8,6 +8,8 @@
 #include <linux/module.h>
 #include <linux/overflow.h>
 
+#include "lk45_skeleton.h"
+
 static unsigned int loads;
 module_param(loads, uint, 0444);
 MODULE_PARM_DESC(loads, "1 while the module is loaded");

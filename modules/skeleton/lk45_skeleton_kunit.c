@@ -3,7 +3,7 @@
 #include <kunit/test.h>
 #include <linux/limits.h>
 
-size_t lk45_skeleton_sum(size_t a, size_t b);
+#include "lk45_skeleton.h"
 
 static void sum_small(struct kunit *test)
 {
