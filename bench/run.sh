@@ -32,35 +32,26 @@ check() {
 	return $rc
 }
 
-demo() {
+# show MODE TITLE [kernel args]: boot in MODE, print what the guest's scripts
+# wrote to results/MODE.txt, and fail if the console holds a kernel report.
+# Demos and benchmarks print; they never pass or fail on time.
+show() {
+	local mode=$1 title=$2 run=$BENCH_CACHE/run-$1 rc=0
+	shift 2
 	prepare
-	local run=$BENCH_CACHE/run-demo rc=0
-	"$B/qemu.sh" demo "$run" || rc=$?
+	"$B/qemu.sh" "$mode" "$run" "$@" || rc=$?
 	echo
-	echo "=== demo (guest output; full console in $run/console.log)"
-	cat "$run/results/demo.txt" 2>/dev/null || echo "(the guest printed no demo output)"
+	echo "=== $title (guest output; full console in $run/console.log)"
+	cat "$run/results/$mode.txt" 2>/dev/null || echo "(the guest printed nothing)"
 	python3 "$B/report.py" "$run" --boot-rc "$rc" >"$run/verdict.txt" || {
 		sed -n '/^----/,$p' "$run/verdict.txt"
-		die "the demo run failed (see $run/verdict.txt)"
+		die "the $mode boot failed (see $run/verdict.txt)"
 	}
-	echo "=== demo boot clean: no kernel report in the console"
-}
-
-# Benchmarks print ratios measured in one boot; never a pass/fail on time.
-bench() {
-	prepare
-	local run=$BENCH_CACHE/run-bench rc=0
-	"$B/qemu.sh" bench "$run" "bench.only=$1" || rc=$?
-	echo "=== benchmark $1 (one boot; TCG and the debug kernel distort absolute numbers, compare ratios)"
-	cat "$run/results/bench.txt" 2>/dev/null || echo "(no benchmark output)"
-	python3 "$B/report.py" "$run" --boot-rc "$rc" >"$run/verdict.txt" || {
-		sed -n '/^----/,$p' "$run/verdict.txt"
-		die "the benchmark boot failed (see $run/verdict.txt)"
-	}
+	echo "=== $mode boot clean: no kernel report in the console"
 }
 
 case "${1:-}" in
-demo) demo ;;
+demo) show demo demo ;;
 check) check ;;
 build) prepare ;;
 shell) prepare; exec "$B/qemu.sh" shell "$BENCH_CACHE/run-shell" ;;
@@ -68,12 +59,12 @@ export-patches) "$B/tree.sh" export ;;
 reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
 lint-patches) exec "$B/lint-patches.sh" ;;
-csum-bench) bench csum ;;
+csum-bench) show bench "benchmark csum: one boot; TCG and the debug kernel distort absolute numbers, compare ratios" bench.only=csum ;;
 csum-fuzz)
 	# The helpers' randomized KUnit run at 1M packets, nothing else.
 	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz"
 	export ONLY=none/ BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-5400}
 	check
 	;;
-*) die "unknown target '${1:-}': use make [demo|check|shell|build|export-patches|reapply|bench-selftest|csum-fuzz]" ;;
+*) die "unknown target '${1:-}': try: make help" ;;
 esac

@@ -115,18 +115,14 @@ check)
 	dmesg >/results/dmesg.txt
 	exit 0
 	;;
-demo)
-	for d in /bench/demo/*.sh; do
+demo | bench)
+	# every script of /bench/demo or /bench/benchmarks, output kept
+	dir=/bench/demo
+	[ "$mode" = bench ] && dir=/bench/benchmarks
+	for d in "$dir"/*.sh; do
 		[ -x "$d" ] || continue
-		"$d" 2>&1 | tee -a /results/demo.txt
-	done
-	exit 0
-	;;
-bench)
-	for b in /bench/benchmarks/*.sh; do
-		[ -x "$b" ] || continue
-		[ -z "$only" ] || [[ "$(basename "$b")" == $only* ]] || continue
-		"$b" 2>&1 | tee -a /results/bench.txt
+		[ -z "$only" ] || [[ "$(basename "$d")" == $only* ]] || continue
+		"$d" 2>&1 | tee -a "/results/$mode.txt"
 	done
 	exit 0
 	;;

@@ -59,6 +59,27 @@ setup_topology() {
 	done
 }
 
+# add_vlan ID SUBNET: VLAN ID on both ends, SUBNET.1 here and SUBNET.2 in rx
+add_vlan() {
+	ip link add link "$TX" name "tx.$1" type vlan id "$1"
+	ip -n rx link add link "$RX" name "rx.$1" type vlan id "$1"
+	ip addr add "$2.1/24" dev "tx.$1" && ip link set "tx.$1" up
+	ip -n rx addr add "$2.2/24" dev "rx.$1" && ip -n rx link set "rx.$1" up
+}
+
+# add_vxlan NAME VNI HERE THERE PORT SUBNET [options]: a VXLAN device NAME on
+# both ends over the underlay addresses HERE (ours) and THERE (rx's)
+add_vxlan() {
+	local name=$1 vni=$2 here=$3 there=$4 port=$5 net=$6
+	shift 6
+	ip link add "$name" type vxlan id "$vni" local "$here" remote "$there" \
+		dstport "$port" "$@" dev "$TX"
+	ip -n rx link add "$name" type vxlan id "$vni" local "$there" remote "$here" \
+		dstport "$port" "$@" dev "$RX"
+	ip addr add "$net.1/24" dev "$name" && ip link set "$name" up
+	ip -n rx addr add "$net.2/24" dev "$name" && ip -n rx link set "$name" up
+}
+
 teardown_topology() {
 	ip netns del rx 2>/dev/null
 	ip link del tx.100 2>/dev/null

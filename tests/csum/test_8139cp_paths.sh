@@ -53,10 +53,7 @@ check_flow "UDP/IPv6 with a destination options header" stack 6 udp 2001:db8:81:
 
 # VLAN: the chip inserts the tag itself (offloaded); with tx-vlan-offload off
 # the tag is in-band and hides the IPv4 type from the chip (software).
-ip link add link "$TX" name tx.100 type vlan id 100
-ip -n rx link add link "$RX" name rx.100 type vlan id 100
-ip addr add 198.18.100.1/24 dev tx.100 && ip link set tx.100 up
-ip -n rx addr add 198.18.100.2/24 dev rx.100 && ip -n rx link set rx.100 up
+add_vlan 100 198.18.100
 check_flow "TCP/IPv4 over VLAN 100 (tag inserted by the chip)" offload 4 tcp 198.18.100.2
 ethtool -K "$TX" txvlan off >/dev/null
 check_flow "TCP/IPv4 over VLAN 100 (in-band tag)" sw 4 tcp 198.18.100.2
@@ -77,16 +74,10 @@ check_flow "TCP/IPv4 over QinQ" sw 4 tcp 198.18.200.2
 # noudpcsum: with an outer UDP checksum, tunnelled packets that carry no
 # checksum request of their own (ARP) ask for the outer one, which the chip
 # rightly offloads; without it every request here is an inner one.
-ip link add vx4 type vxlan id 42 local 198.18.81.1 remote 198.18.81.2 dstport 4789 noudpcsum dev "$TX"
-ip -n rx link add vx4 type vxlan id 42 local 198.18.81.2 remote 198.18.81.1 dstport 4789 noudpcsum dev "$RX"
-ip addr add 198.18.42.1/24 dev vx4 && ip link set vx4 up
-ip -n rx addr add 198.18.42.2/24 dev vx4 && ip -n rx link set vx4 up
+add_vxlan vx4 42 198.18.81.1 198.18.81.2 4789 198.18.42 noudpcsum
 check_flow "TCP/IPv4 in VXLAN over IPv4" sw 4 tcp 198.18.42.2
 check_flow "UDP/IPv4 in VXLAN over IPv4" sw 4 udp 198.18.42.2
-ip link add vx6 type vxlan id 46 local 2001:db8:81::1 remote 2001:db8:81::2 dstport 4790 dev "$TX"
-ip -n rx link add vx6 type vxlan id 46 local 2001:db8:81::2 remote 2001:db8:81::1 dstport 4790 dev "$RX"
-ip addr add 198.18.46.1/24 dev vx6 && ip link set vx6 up
-ip -n rx addr add 198.18.46.2/24 dev vx6 && ip -n rx link set vx6 up
+add_vxlan vx6 46 2001:db8:81::1 2001:db8:81::2 4790 198.18.46
 check_flow "TCP/IPv4 in VXLAN over IPv6" sw 4 tcp 198.18.46.2
 
 is "$(tx_counter tx_csum_drop)" 0 "no packet dropped for want of a checksum"
