@@ -4,6 +4,9 @@
 . "$(dirname "$0")/lib.sh"
 
 FRAGMENTS=("$REPO"/config/*.config)
+if [ "$BENCH_KERNEL" = perf ]; then
+	FRAGMENTS=("$REPO"/config/bench.config)
+fi
 # LOCALVERSION= keeps setlocalversion from appending "+" for the git tree.
 KMAKE=(make -s -C "$TREE" O="$KOUT" ARCH=x86_64 LOCALVERSION= -j"$JOBS")
 
@@ -59,23 +62,42 @@ build_kernel() {
 	echo "$rel" >"$STAGE/kernel.release"
 }
 
+# build_pristine NAME WHERE FILE...: 6.12's own code for a module, taken from
+# the pristine commit and built as NAME.ko, the "before" that tests and
+# benchmarks compare ours with. WHERE is extra (installed for modprobe) or
+# stage (copied to /bench/pristine, for insmod only: it exports the same
+# symbols as ours, and depmod must not resolve anything to it).
+build_pristine() {
+	local name=$1 where=$2 dir=$MODOUT/pristine/$1 f objs=
+	shift 2
+	mkdir -p "$dir"
+	for f in "$@"; do
+		git -C "$TREE" show "pristine:$f" >"$dir/${f##*/}.new"
+		cmp -s "$dir/${f##*/}.new" "$dir/${f##*/}" || mv "$dir/${f##*/}.new" "$dir/${f##*/}"
+		rm -f "$dir/${f##*/}.new"
+		case $f in *.c) f=${f##*/}; objs+=" ${f%.c}.o" ;; esac
+	done
+	printf 'obj-m += %s.o\n%s-y :=%s\n' "$name" "$name" "$objs" >"$dir/Kbuild"
+	log "building pristine $name"
+	# Not our code: built as 6.12 builds it, without W=1.
+	make -s -C "$KOUT" M="$dir" -j"$JOBS" modules >&2 || die "pristine $name build failed"
+	if [ "$where" = extra ]; then
+		make -s -C "$KOUT" M="$dir" INSTALL_MOD_PATH="$STAGE" INSTALL_MOD_DIR=extra \
+			modules_install >/dev/null || die "pristine $name install failed"
+	else
+		mkdir -p "$STAGE/pristine"
+		cp "$dir/$name.ko" "$STAGE/pristine/"
+	fi
+}
+
 build_modules() {
 	mkdir -p "$MODOUT"
-	rsync -a --delete --exclude='/8139cp_pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+	rsync -a --delete --exclude='/pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='Module.symvers' \
 		--exclude='modules.order' --exclude='.tmp_versions' \
 		"$REPO/modules/" "$MODOUT/"
 	local d rel
 	rel=$(cat "$STAGE/kernel.release")
-	# 6.12's own 8139cp (NETIF_F_IP_CSUM only), built from the pristine
-	# commit as 8139cp_pristine.ko: the "before" of our conversion.
-	mkdir -p "$MODOUT/8139cp_pristine"
-	git -C "$TREE" show pristine:drivers/net/ethernet/realtek/8139cp.c \
-		>"$MODOUT/8139cp_pristine/8139cp_pristine.c.new"
-	cmp -s "$MODOUT/8139cp_pristine/8139cp_pristine.c.new" "$MODOUT/8139cp_pristine/8139cp_pristine.c" ||
-		mv "$MODOUT/8139cp_pristine/8139cp_pristine.c.new" "$MODOUT/8139cp_pristine/8139cp_pristine.c"
-	rm -f "$MODOUT/8139cp_pristine/8139cp_pristine.c.new"
-	echo 'obj-m += 8139cp_pristine.o' >"$MODOUT/8139cp_pristine/Kbuild"
 	for d in "$MODOUT"/*/; do
 		[ -f "$d/Kbuild" ] || continue
 		log "building module dir modules/$(basename "$d")"
@@ -88,6 +110,12 @@ build_modules() {
 			INSTALL_MOD_DIR=extra modules_install >/dev/null ||
 			die "module install failed in modules/$(basename "$d")"
 	done
+	# 8139cp advertising NETIF_F_IP_CSUM only, for seed 004's row.
+	build_pristine 8139cp_pristine extra drivers/net/ethernet/realtek/8139cp.c
+	# configfs with the quadratic binary attribute writes, for the benchmark.
+	build_pristine configfs_pristine stage fs/configfs/configfs_internal.h \
+		fs/configfs/inode.c fs/configfs/file.c fs/configfs/dir.c \
+		fs/configfs/symlink.c fs/configfs/mount.c fs/configfs/item.c
 	depmod -b "$STAGE" "$rel" || die "depmod failed"
 }
 
@@ -95,7 +123,7 @@ build_initramfs() {
 	local init=$STAGE/init.bin
 	gcc -static -Os -Wall -Werror -o "$init" "$REPO/bench/guest/init.c" ||
 		die "cannot build the guest init"
-	local root=$BENCH_CACHE/initramfs
+	local root=$BENCH_CACHE/initramfs$flavour
 	rm -rf "$root"
 	mkdir -p "$root"/{proc,sys,dev,tmp,run,usr,etc,bench,results,root,var/tmp,mnt}
 	ln -s usr/bin "$root/bin"

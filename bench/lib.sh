@@ -10,9 +10,18 @@ SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 SRC_PACKAGE=linux-source-6.12
 TREE=${TREE:-$BENCH_CACHE/linux} # git tree: pristine commit + our series
 PATCHES=${PATCHES:-$REPO/patches}
-KOUT=$BENCH_CACHE/build          # kernel objects (O=)
-MODOUT=$BENCH_CACHE/modules      # copy of modules/ built with M=
-STAGE=$BENCH_CACHE/stage         # what the guest sees under /bench
+# Tests boot the debug kernel. Benchmarks boot one built from the same tree
+# without config/debug.config: KASAN and lockdep tax every C load but not
+# the assembly (csum_partial), which would swamp the ratios measured.
+BENCH_KERNEL=${BENCH_KERNEL:-debug}
+case $BENCH_KERNEL in
+debug) flavour= ;;
+perf) flavour=-perf ;;
+*) printf 'bench: error: BENCH_KERNEL must be debug or perf\n' >&2; exit 1 ;;
+esac
+KOUT=$BENCH_CACHE/build$flavour      # kernel objects (O=)
+MODOUT=$BENCH_CACHE/modules$flavour  # copy of modules/ built with M=
+STAGE=$BENCH_CACHE/stage$flavour     # what the guest sees under /bench
 JOBS=${JOBS:-$(nproc)}
 
 log() { printf '[bench] %s\n' "$*" >&2; }

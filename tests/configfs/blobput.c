@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blobput: upload to a configfs binary attribute and say what write(2) and
+ * close(2) returned, for the shell tests, the demo and the benchmark.
+ *
+ *   blobput ATTR FILE [CHUNK]          upload FILE's bytes
+ *   blobput ATTR -p SIZE [CHUNK]       upload SIZE bytes of a fixed pattern
+ *   blobput ATTR -z                    one write(fd, buf, 0), then close
+ *
+ * Prints "bytes=N write=ERR close=ERR ns=T" (ERR: OK or an errno name) and
+ * exits 0 only when every write and the close succeeded.
+ */
+#define _GNU_SOURCE
+#include "blob.h"
+
+int main(int argc, char **argv)
+{
+	size_t len, chunk = 4096;
+	unsigned char *data = NULL;
+	struct upload u;
+
+	if (argc < 3 || (!strcmp(argv[2], "-p") && argc < 4)) {
+		fprintf(stderr, "usage: blobput ATTR FILE [CHUNK] | blobput ATTR -p SIZE [CHUNK] | blobput ATTR -z\n");
+		return 2;
+	}
+	if (!strcmp(argv[2], "-z")) {
+		int fd = open(argv[1], O_WRONLY), w, c;
+
+		if (fd < 0) {
+			printf("open=%s\n", blob_errname(errno));
+			return 1;
+		}
+		w = write(fd, "", 0) < 0 ? errno : 0;
+		c = close(fd) < 0 ? errno : 0;
+		printf("bytes=0 write=%s close=%s\n", blob_errname(w), blob_errname(c));
+		return w || c;
+	}
+	if (!strcmp(argv[2], "-p")) {
+		len = strtoull(argv[3], NULL, 0);
+		data = malloc(len ? len : 1);
+		if (!data)
+			return 2;
+		blob_fill(data, len, 0);
+		if (argc > 4)
+			chunk = strtoull(argv[4], NULL, 0);
+	} else {
+		long n = blob_slurp(argv[2], &data);
+
+		if (n < 0) {
+			fprintf(stderr, "blobput: %s: %s\n", argv[2], strerror(-n));
+			return 2;
+		}
+		len = n;
+		if (argc > 3)
+			chunk = strtoull(argv[3], NULL, 0);
+	}
+	if (!chunk)
+		chunk = len ? len : 1;
+	u = blob_upload(argv[1], data, len, chunk);
+	if (u.open_err) {
+		printf("open=%s\n", blob_errname(u.open_err));
+		return 1;
+	}
+	printf("bytes=%zu write=%s close=%s ns=%lld\n", u.written,
+	       blob_errname(u.write_err), blob_errname(u.close_err), u.ns);
+	free(data);
+	return u.write_err || u.close_err;
+}

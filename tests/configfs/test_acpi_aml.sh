@@ -1,0 +1,60 @@
+#!/bin/bash
+# ACPI configfs: an SSDT compiled with iasl loads through the aml binary
+# attribute and unloads on rmdir; bad blobs fail close(2) and load nothing.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+
+T=$CONFIGFS/acpi/table
+DEV=/sys/bus/acpi/devices/LKTS0045:00
+DYN=/sys/firmware/acpi/tables/dynamic
+work=$(mktemp -d)
+cp "$(dirname "$0")/lk45_ssdt.asl" "$work/"
+cd "$work" || exit 1
+
+check "iasl compiles the SSDT" iasl -p lk45 lk45_ssdt.asl
+configfs_up && modprobe acpi_configfs && ok "configfs and acpi_configfs load" ||
+	not_ok "configfs and acpi_configfs load"
+ndyn=$(ls $DYN 2>/dev/null | wc -l)
+check "mkdir $T/lk45" mkdir $T/lk45
+
+# Bad blobs first, on the item that will load the good one.
+is "$($BLOBPUT $T/lk45/aml -z)" "bytes=0 write=OK close=OK" \
+	"zero-length write: write and close return 0 (6.12 dereferenced NULL at close)"
+head -c 10 lk45.aml >short.aml
+is "$($BLOBPUT $T/lk45/aml short.aml | cut -d' ' -f1-3)" "bytes=10 write=OK close=EINVAL" \
+	"10-byte blob, shorter than a table header: close fails with EINVAL"
+{ cat lk45.aml; printf x; } >long.aml
+is "$($BLOBPUT $T/lk45/aml long.aml | cut -d' ' -f1-3)" "bytes=72 write=OK close=EINVAL" \
+	"a byte more than the header's length: close fails with EINVAL"
+{ printf DSDT; tail -c +5 lk45.aml; } >dsdt.aml
+is "$($BLOBPUT $T/lk45/aml dsdt.aml | cut -d' ' -f1-3)" "bytes=71 write=OK close=EINVAL" \
+	"a DSDT signature: close fails with EINVAL"
+is "$(ls $DYN | wc -l)" "$ndyn" "no table was loaded by the bad blobs"
+[ ! -e $DEV ] && ok "no device from the bad blobs" || not_ok "no device from the bad blobs"
+
+is "$($BLOBPUT $T/lk45/aml lk45.aml 16 | cut -d' ' -f1-3)" "bytes=71 write=OK close=OK" \
+	"the SSDT in 16-byte writes: close returns 0"
+wait_for -e $DEV && ok "its device appears: $DEV" || not_ok "its device appears: $DEV"
+is "$(cat $DEV/path 2>/dev/null)" '\_SB_.LK45' "at ACPI path \\_SB_.LK45"
+is "$(cat $T/lk45/signature) $(cat $T/lk45/oem_table_id)" "SSDT LK45TBL" \
+	"configfs shows the loaded table's header"
+is "$(ls $DYN | wc -l)" "$((ndyn + 1))" "one more table under $DYN"
+found=no
+for f in "$DYN"/SSDT*; do cmp -s "$f" lk45.aml && found=yes; done
+is "$found" yes "its bytes there are the compiled SSDT's"
+is "$($BLOBPUT $T/lk45/aml lk45.aml | cut -d' ' -f1-3)" "bytes=71 write=OK close=EBUSY" \
+	"a second upload to a loaded item: close fails with EBUSY"
+
+check "rmdir $T/lk45" rmdir $T/lk45
+wait_for ! -e $DEV && ok "rmdir unloaded the table: the device is gone" ||
+	not_ok "rmdir unloaded the table: the device is gone"
+
+mkdir $T/again
+is "$($BLOBPUT $T/again/aml lk45.aml | cut -d' ' -f1-3)" "bytes=71 write=OK close=OK" \
+	"the same SSDT loads again in a new item"
+wait_for -e $DEV && ok "and its device is back" || not_ok "and its device is back"
+check "rmdir again" rmdir $T/again
+wait_for ! -e $DEV && ok "and gone again" || not_ok "and gone again"
+check "acpi_configfs unloads" modprobe -r acpi_configfs
+cd / && rm -rf "$work"
+done_testing
