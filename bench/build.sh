@@ -92,7 +92,7 @@ build_pristine() {
 
 build_modules() {
 	mkdir -p "$MODOUT"
-	rsync -a --delete --exclude='/pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+	rsync -a --delete --force --exclude='/pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='Module.symvers' \
 		--exclude='modules.order' --exclude='.tmp_versions' \
 		"$REPO/modules/" "$MODOUT/"

@@ -64,6 +64,7 @@ reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
 lint-patches) exec "$B/lint-patches.sh" ;;
 csum-bench) show bench "benchmark csum: one boot of the non-debug kernel; TCG distorts absolute numbers, compare ratios" bench.only=csum ;;
+configfs-bench) show bench "benchmark configfs: one boot of the non-debug kernel, ours then 6.12's configfs; TCG distorts absolute times, compare ratios" bench.only=configfs ;;
 csum-fuzz)
 	# The helpers' randomized KUnit run at 1M packets, nothing else.
 	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz"

@@ -1,0 +1,77 @@
+#!/bin/bash
+# configfs binary attribute uploads (seed 008): our paged buffer against
+# 6.12's configfs (built from the pristine tree as configfs_pristine.ko),
+# loaded in turn in this one boot. Prints times and ratios; TCG distorts
+# absolute times, the ratios are what counts.
+. /bench/tests/configfs/lib.sh
+
+MiB=$((1 << 20))
+STORE=$CONFIGFS/lk45_blobstore/bench
+SAMPLE=/lib/modules/$(uname -r)/extra/lk45_blobstore.ko
+# Skip a 6.12 case whose predicted time passes this (the cost is quadratic).
+PRISTINE_CAP_S=${PRISTINE_CAP_S:-240}
+
+declare -A T	# T[impl:size:chunk] = ns
+
+say() { echo "configfs-bench: $*"; }
+
+# upload IMPL SIZE_MIB CHUNK [RUNS]: median of RUNS uploads into T.
+upload() {
+	local impl=$1 mib=$2 chunk=$3 runs=${4:-3} i out ns=()
+	for i in $(seq "$runs"); do
+		out=$($BLOBPUT $STORE/blob -p $((mib * MiB)) "$chunk") ||
+			{ say "FAILED $impl ${mib} MiB in $chunk B writes: $out"; return 1; }
+		ns+=("${out##*ns=}")
+	done
+	T[$impl:$mib:$chunk]=$(printf '%s\n' "${ns[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
+	say "$(printf '%-8s %3d MiB in %6d B writes: %12.3f ms (median of %d)' "$impl" "$mib" "$chunk" \
+		"$(echo "${T[$impl:$mib:$chunk]} / 1000000" | bc -l)" "$runs")"
+}
+
+ratio() { echo "scale=3; $1 / $2" | bc -l; }
+
+store_up() {	# IMPL: mount configfs and the sample on the loaded configfs
+	mountpoint -q $CONFIGFS || mount -t configfs none $CONFIGFS || return 1
+	insmod "$SAMPLE" max_blob=$((64 * MiB)) && mkdir $STORE
+}
+
+store_down() {
+	rmdir $STORE && rmmod lk45_blobstore && umount $CONFIGFS
+}
+
+modprobe configfs && store_up || { say "cannot set up our configfs"; exit 1; }
+say "ours: configfs with patches 6-11; sample lk45_blobstore, blob attribute"
+for chunk in 4096 131072; do
+	for mib in 1 2 16 32 64; do upload ours $mib $chunk || exit 1; done
+done
+upload ours-again 16 4096 || exit 1
+store_down && rmmod configfs || { say "cannot unload our configfs"; exit 1; }
+
+insmod /bench/pristine/configfs_pristine.ko && store_up ||
+	{ say "cannot set up 6.12's configfs"; exit 1; }
+say "6.12: configfs_pristine.ko, same sample"
+for chunk in 131072 4096; do
+	for mib in 1 16 64; do
+		# Predict from the last size: quadratic in the size.
+		if [ "$mib" = 64 ] && [ -n "${T[pristine:16:$chunk]:-}" ] &&
+			[ "$(echo "${T[pristine:16:$chunk]} * 16 / 1000000000 > $PRISTINE_CAP_S" | bc)" = 1 ]; then
+			say "6.12     64 MiB in $chunk B writes: not run, predicted over ${PRISTINE_CAP_S}s (16x the 16 MiB time)"
+			continue
+		fi
+		upload pristine $mib $chunk 1 || exit 1
+	done
+done
+store_down && rmmod configfs_pristine || { say "cannot unload 6.12's configfs"; exit 1; }
+
+say "--- ratios (same boot)"
+say "A/A: ours 16 MiB in 4 KiB writes, second series / first: $(ratio "${T[ours-again:16:4096]}" "${T[ours:16:4096]}")"
+for chunk in 4096 131072; do
+	for mib in 1 16 64; do
+		[ -n "${T[pristine:$mib:$chunk]:-}" ] || continue
+		say "6.12 / ours, $mib MiB in $chunk B writes: $(ratio "${T[pristine:$mib:$chunk]}" "${T[ours:$mib:$chunk]}")x"
+	done
+	for n in 1 16 32; do
+		say "ours t(2N)/t(N), N=$n MiB, $chunk B writes: $(ratio "${T[ours:$((2 * n)):$chunk]}" "${T[ours:$n:$chunk]}")"
+	done
+done
+say "goals: 6.12 / ours >= 300 for 16 MiB in 4 KiB writes; ours t(2N)/t(N) <= 2.2"
