@@ -91,12 +91,19 @@ build_pristine() {
 }
 
 build_modules() {
+	local d rel
 	mkdir -p "$MODOUT"
-	rsync -a --delete --force --exclude='/pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+	# A module directory gone from the repository goes from the cache too
+	# (rsync keeps it: its build products are excluded, so never empty).
+	for d in "$MODOUT"/*/; do
+		[ -d "$d" ] || continue
+		d=$(basename "$d")
+		[ "$d" = pristine ] || [ -d "$REPO/modules/$d" ] || rm -rf "${MODOUT:?}/$d"
+	done
+	rsync -a --delete --exclude='/pristine' --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude='Module.symvers' \
 		--exclude='modules.order' --exclude='.tmp_versions' \
 		"$REPO/modules/" "$MODOUT/"
-	local d rel
 	rel=$(cat "$STAGE/kernel.release")
 	for d in "$MODOUT"/*/; do
 		[ -f "$d/Kbuild" ] || continue
