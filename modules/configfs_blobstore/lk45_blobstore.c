@@ -15,6 +15,7 @@
 #include <linux/crc32.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -22,7 +23,7 @@ static unsigned long max_blob = 64 << 20;
 module_param(max_blob, ulong, 0444);
 MODULE_PARM_DESC(max_blob, "largest blob, in bytes (cb_max_size of blob)");
 
-#define LK45_IMAGE_MAX		(1 << 20)
+#define LK45_IMAGE_MAX		SZ_1M
 #define LK45_IMAGE_MAGIC	"LK45"
 
 /* An image: this header, len bytes of payload, then crc32_le(~0, payload)
