@@ -161,7 +161,9 @@ build_tests() {
 		case "$src" in
 		*.bpf.c)
 			dst=${dst%.c}.o
-			clang -O2 -g -Wall -Werror -target bpf -c "$src" -o "$dst" ||
+			# Debian keeps asm/ under the multiarch include dir.
+			clang -O2 -g -Wall -Werror -target bpf \
+				-I"/usr/include/$(gcc -dumpmachine)" -c "$src" -o "$dst" ||
 				die "cannot compile BPF object $src"
 			;;
 		*)

@@ -7,7 +7,7 @@ PKGS=(
 	linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
 	cpio kmod rsync xz-utils python3 qemu-system-x86
 	iproute2 ethtool tcpdump iputils-ping netcat-openbsd socat
-	clang llvm acpica-tools procps util-linux
+	clang llvm libbpf-dev bpftool acpica-tools procps util-linux
 )
 
 missing=()

@@ -21,6 +21,11 @@ export BENCH_RESULTS=/results BENCH_STAGE=/bench
 export PYTHONDONTWRITEBYTECODE=1
 hostname bench-guest 2>/dev/null
 ip link set lo up
+# Our sch_clsact stands in for the tree's sch_ingress: both answer the
+# net-sch-ingress/clsact aliases, so the tree's is kept out of alias loads
+# (an explicit "modprobe sch_ingress" still loads it).
+mkdir -p /run/modprobe.d
+echo "blacklist sch_ingress" >/run/modprobe.d/lk45-clsact.conf
 
 console() { echo "$*" >/dev/console; }
 

@@ -1,0 +1,165 @@
+#!/bin/bash
+# Our sch_clsact (seed 007) through real tc, BPF objects and traffic: the
+# seed's examples, minors, exclusion, actions on both hooks, tc_index, the
+# priority use case, shared BPF state, per-direction statistics, static keys.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+trap topology_down EXIT
+
+loaded() { [ -e /sys/module/"$1" ] && echo yes || echo no; }
+# fails DESC CMD...: the command must fail; its message is shown.
+fails() {
+	local desc=$1
+	shift
+	if "$@" >/tmp/tap.out 2>&1; then not_ok "$desc"; diag "it succeeded"; else ok "$desc"; diag "$(head -c 200 /tmp/tap.out)"; fi
+}
+
+is "$(loaded sch_clsact) $(loaded sch_ingress)" "no no" "neither qdisc module loaded before the test"
+topology_up
+
+# --- the seed changelog's examples
+check "tc qdisc add dev v0 clsact" tc qdisc add dev v0 clsact
+is "$(loaded sch_clsact) $(loaded sch_ingress)" "yes no" "the clsact alias loaded our module, not sch_ingress"
+is "$(tc qdisc show dev v0 | grep clsact)" "qdisc clsact ffff: parent ffff:fff1 " \
+	"tc qdisc show: qdisc clsact ffff: parent ffff:fff1"
+check "tc filter add dev v0 ingress bpf da obj clsact_state.bpf.o sec ingress" \
+	tc filter add dev v0 ingress bpf da obj "$OBJ" sec ingress
+check "tc filter add dev v0 egress bpf da obj clsact_state.bpf.o sec egress" \
+	tc filter add dev v0 egress bpf da obj "$OBJ" sec egress
+tc filter show dev v0 ingress | grep -q 'clsact_state.bpf.o:\[ingress\] direct-action' &&
+	ok "tc filter show dev v0 ingress lists the ingress program" ||
+	not_ok "tc filter show dev v0 ingress lists the ingress program"
+tc filter show dev v0 egress | grep -q 'clsact_state.bpf.o:\[egress\] direct-action' &&
+	ok "tc filter show dev v0 egress lists the egress program" ||
+	not_ok "tc filter show dev v0 egress lists the egress program"
+is "$(tc filter show dev v0)" "" "tc filter show dev v0 (root) lists nothing"
+is "$(tc filter show dev v0 parent ffff:)" "" "tc filter show dev v0 parent ffff: lists nothing"
+is "$(tc filter show dev v0 parent ffff:fff2 | grep -c '\[ingress\]')" 1 "parent ffff:fff2 is the ingress hook"
+is "$(tc filter show dev v0 parent ffff:fff3 | grep -c '\[egress\]')" 1 "parent ffff:fff3 is the egress hook"
+fails "a filter under ffff:fff4 is refused" tc filter add dev v0 parent ffff:fff4 matchall action pass
+
+# --- traffic both ways, counted by the programs and per direction
+is "$(pings 5)" 5 "5 pings through both hooks are answered"
+is "$(map_get $ST_EG_PKTS) $(map_get $ST_IN_PKTS)" "5 5" "the programs saw 5 egress and 5 ingress packets"
+is "$(class_stat v0 ffff:fff3 packets) $(class_stat v0 ffff:fff2 packets)" "5 5" \
+	"tc -s class: ffff:fff3 (egress) 5 packets, ffff:fff2 (ingress) 5 packets"
+is "$(class_stat v0 ffff:fff3 bytes)" 490 "egress bytes: 5 x 98"
+is "$(qdisc_stat v0 clsact packets)" 10 "the qdisc total is their sum"
+
+# --- the seed's use case: ingress state steers egress priority; band counters
+check "root prio qdisc on v0 (pfifo_fast's priomap, with per-band classes)" \
+	tc qdisc add dev v0 root handle 1: prio
+udp_from_peer '\x06'
+is "$(map_get $ST_EG_PRIO)" 6 "a datagram to 7777 told the ingress program: priority 6"
+b1=$(class_stat v0 1:1 packets)
+b2=$(class_stat v0 1:2 packets)
+pings 4 >/dev/null
+is "$(($(class_stat v0 1:1 packets) - b1)) $(($(class_stat v0 1:2 packets) - b2))" "4 0" \
+	"egress set skb->priority 6 (interactive): 4 packets in band 1:1, none in 1:2"
+udp_from_peer '\x00'
+map_set $ST_EG_PRIO 0
+b2=$(class_stat v0 1:2 packets)
+pings 3 >/dev/null
+is "$(($(class_stat v0 1:2 packets) - b2))" 3 "priority left alone: band 1:2 (best effort)"
+
+# --- actions on egress and ingress
+d=$(class_stat v0 ffff:fff3 drops)
+map_set $ST_EG_VERDICT $((2 + 1))	# TC_ACT_SHOT
+is "$(pings 3)" 0 "egress shot: no reply"
+is "$(($(class_stat v0 ffff:fff3 drops) - d))" 3 "ffff:fff3 counted 3 drops"
+is "$(qdisc_stat v0 clsact drops)" "$(($(class_stat v0 ffff:fff3 drops) + $(class_stat v0 ffff:fff2 drops)))" \
+	"qdisc drops = ingress + egress drops"
+for v in 4:stolen 5:queued; do
+	map_set $ST_EG_VERDICT $((${v%%:*} + 1))
+	d=$(class_stat v0 ffff:fff3 drops)
+	is "$(pings 2) $(($(class_stat v0 ffff:fff3 drops) - d))" "0 0" "egress ${v#*:}: consumed, not counted as drops"
+done
+map_set $ST_EG_VERDICT 0
+map_set $ST_IN_VERDICT $((2 + 1))
+d=$(class_stat v0 ffff:fff2 drops)
+is "$(pings 2)" 0 "ingress shot: replies dropped"
+is "$(($(class_stat v0 ffff:fff2 drops) - d))" 2 "ffff:fff2 counted 2 drops"
+map_set $ST_IN_VERDICT 0
+is "$(pings 2)" 2 "verdicts back to ok: traffic flows"
+
+# redirect: egress of v0 to a dummy, with bpf_redirect and with mirred
+modprobe dummy
+ip link add red0 type dummy && ip link set red0 up
+map_set $ST_REDIRECT_IFINDEX "$(cat /sys/class/net/red0/ifindex)"
+map_set $ST_EG_VERDICT $((7 + 1))	# TC_ACT_REDIRECT
+r=$(cat /sys/class/net/red0/statistics/tx_packets)
+pings 3 >/dev/null
+is "$(($(cat /sys/class/net/red0/statistics/tx_packets) - r))" 3 "egress bpf_redirect: 3 packets left by red0"
+map_set $ST_EG_VERDICT 0
+check "egress mirred redirect filter (prio 1, before the BPF one)" \
+	tc filter add dev v0 egress prio 1 matchall action mirred egress redirect dev red0
+r=$(cat /sys/class/net/red0/statistics/tx_packets)
+pings 2 >/dev/null
+is "$(($(cat /sys/class/net/red0/statistics/tx_packets) - r))" 2 "egress mirred redirect: 2 packets left by red0"
+tc filter del dev v0 egress prio 1
+check "ingress mirred redirect to red0" \
+	tc filter add dev v0 ingress prio 1 matchall action mirred egress redirect dev red0
+r=$(cat /sys/class/net/red0/statistics/tx_packets)
+is "$(pings 2)" 0 "ingress redirect: the replies went to red0"
+is "$(($(cat /sys/class/net/red0/statistics/tx_packets) - r))" 2 "2 packets left by red0"
+tc filter del dev v0 ingress prio 1
+
+# --- ok/reclassify set tc_index from the class id; a root filter reads it
+tc filter add dev v0 parent 1: bpf obj "$OBJ" sec classify
+for act in ok:3 reclassify:2; do
+	tc filter add dev v0 egress prio 1 matchall classid ":${act#*:}" action "${act%%:*}"
+	b=$(class_stat v0 "1:${act#*:}" packets)
+	pings 2 >/dev/null
+	is "$(($(class_stat v0 "1:${act#*:}" packets) - b))" 2 \
+		"egress matchall classid :${act#*:} action ${act%%:*}: tc_index ${act#*:}, prio band 1:${act#*:}"
+	tc filter del dev v0 egress prio 1
+done
+tc qdisc del dev v0 root
+
+# --- egress hook before any root qdisc, without its lock: mq and noqueue
+for root in mq noqueue; do
+	[ $root = noqueue ] || tc qdisc replace dev v0 root handle 2: $root
+	[ $root != noqueue ] || tc qdisc del dev v0 root 2>/dev/null
+	n=$(map_get $ST_EG_PKTS)
+	pings 3 >/dev/null
+	is "$(($(map_get $ST_EG_PKTS) - n)) $(tc qdisc show dev v0 | grep -c "qdisc $root")" "3 1" \
+		"egress filter runs with root qdisc $root"
+done
+
+# --- exclusion, parents, bad input
+fails "ingress on a device with clsact is refused" tc qdisc add dev v0 ingress
+fails "clsact as root qdisc is refused" tc qdisc add dev red0 root clsact
+fails "ingress as root qdisc is refused" tc qdisc add dev red0 root ingress
+tc qdisc add dev red0 root handle 1: prio
+fails "clsact under class 1:1 of a prio qdisc is refused" tc qdisc add dev red0 parent 1:1 clsact
+fails "ingress under class 1:1 of a prio qdisc is refused" tc qdisc add dev red0 parent 1:1 ingress
+tc qdisc del dev red0 root
+fails "a second clsact (exclusive add) is refused" tc qdisc add dev v0 clsact
+fails "tc with an unknown clsact option is refused" tc qdisc add dev red0 clsact foo
+fails "ingress_block 0 is refused" tc qdisc add dev red0 clsact ingress_block 0
+is "$(tc qdisc show dev red0 | grep -cE 'clsact|ingress')" 0 "after all that, red0 has neither"
+
+# --- ingress accepts filters on any minor
+check "tc qdisc add dev red0 ingress" tc qdisc add dev red0 ingress
+check "ingress: a filter under ffff:1234" tc filter add dev red0 parent ffff:1234 matchall action pass
+check "ingress: a filter under ffff:" tc filter add dev red0 parent ffff: matchall action pass
+fails "clsact on a device with ingress is refused" tc qdisc add dev red0 clsact
+is "$(cat $PARAM)" 3 "static keys held: 2 for clsact on v0, 1 for ingress on red0"
+
+# --- shared blocks
+check "clsact with ingress_block 21 egress_block 22 on red1" bash -c \
+	'ip link add red1 type dummy && tc qdisc add dev red1 clsact ingress_block 21 egress_block 22'
+check "a filter on block 21" tc filter add block 21 matchall action drop
+is "$(tc qdisc show dev red1 | grep -o 'ingress_block 21 egress_block 22')" "ingress_block 21 egress_block 22" \
+	"tc qdisc show reports both block indexes"
+is "$(tc filter show block 21 | grep -c matchall)" 1 "tc filter show block 21 lists it"
+
+# --- teardown: keys released with the last qdisc
+tc qdisc del dev v0 clsact
+tc qdisc del dev red0 ingress
+ip link del red1
+ip link del red0
+is "$(cat $PARAM)" 0 "all qdiscs gone: no static key held"
+topology_down
+check "sch_clsact unloads" modprobe -r sch_clsact
+done_testing
