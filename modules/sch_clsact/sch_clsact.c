@@ -11,9 +11,9 @@
  * block's chain head is published to; the hook's static key is held while
  * the qdisc exists, so a device without either costs nothing.
  *
- * Beyond the tree's module, each direction counts its own packets, bytes
- * and drops. tc shows them as classes ffff:fff2 (ingress) and ffff:fff3
- * (egress); the qdisc's own counters are their sum.
+ * Beyond the tree's module, each of clsact's directions counts its own
+ * packets, bytes and drops. tc shows them as classes ffff:fff2 (ingress)
+ * and ffff:fff3 (egress); the qdisc's own counters are their sum.
  */
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -319,39 +319,37 @@ static struct tcf_block *clsact_tcf_block(struct Qdisc *sch, unsigned long cl,
 	}
 }
 
-/* The class of a direction, as find() encodes it for each qdisc. */
-static unsigned long clsact_dir_class(const struct Qdisc *sch, int dir)
+/* clsact's classes are its two hooks, by the minors find() returns. */
+static unsigned long clsact_dir_class(int dir)
 {
-	u32 minor = TC_H_MIN(dir == DIR_INGRESS ? TC_H_MIN_INGRESS : TC_H_MIN_EGRESS);
-
-	return sch->ops == &ingress_ops ? minor + 1 : minor;
+	return TC_H_MIN(dir == DIR_INGRESS ? TC_H_MIN_INGRESS : TC_H_MIN_EGRESS);
 }
 
-static int clsact_class_dir(const struct Qdisc *sch, unsigned long cl)
+static int clsact_class_dir(unsigned long cl)
 {
-	unsigned int dir;
+	int dir;
 
-	for (dir = 0; dir < nr_dirs(sch); dir++)
-		if (clsact_dir_class(sch, dir) == cl)
+	for (dir = 0; dir < NR_DIRS; dir++)
+		if (clsact_dir_class(dir) == cl)
 			return dir;
 	return -1;
 }
 
 static void clsact_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 {
-	unsigned int dir;
+	int dir;
 
 	if (arg->stop)
 		return;
-	for (dir = 0; dir < nr_dirs(sch); dir++)
-		if (!tc_qdisc_stats_dump(sch, clsact_dir_class(sch, dir), arg))
+	for (dir = 0; dir < NR_DIRS; dir++)
+		if (!tc_qdisc_stats_dump(sch, clsact_dir_class(dir), arg))
 			return;
 }
 
 static int clsact_dump_class(struct Qdisc *sch, unsigned long cl,
 			     struct sk_buff *skb, struct tcmsg *tcm)
 {
-	int dir = clsact_class_dir(sch, cl);
+	int dir = clsact_class_dir(cl);
 
 	if (dir < 0)
 		return -1;
@@ -366,7 +364,7 @@ static int clsact_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 				   struct gnet_dump *d)
 {
 	struct clsact_sched *q = qdisc_priv(sch);
-	int dir = clsact_class_dir(sch, cl);
+	int dir = clsact_class_dir(cl);
 
 	if (dir < 0)
 		return -1;
@@ -404,17 +402,22 @@ static u32 egress_block_get(struct Qdisc *sch)
 	return q->hook[DIR_EGRESS].block_info.block_index;
 }
 
+static void ingress_walk(struct Qdisc *sch, struct qdisc_walker *arg)
+{
+}
+
+/* One direction only, whose counters are the qdisc's: no classes to show,
+ * as with the tree's module.
+ */
 static const struct Qdisc_class_ops ingress_class_ops = {
 	/* Filters are added and removed without RTNL, as in the tree. */
 	.flags		= QDISC_CLASS_OPS_DOIT_UNLOCKED,
 	.leaf		= clsact_leaf,
 	.find		= ingress_find,
-	.walk		= clsact_walk,
+	.walk		= ingress_walk,
 	.tcf_block	= ingress_tcf_block,
 	.bind_tcf	= ingress_bind_tcf,
 	.unbind_tcf	= clsact_unbind_tcf,
-	.dump		= clsact_dump_class,
-	.dump_stats	= clsact_dump_class_stats,
 };
 
 static const struct Qdisc_class_ops clsact_class_ops = {
