@@ -8,11 +8,13 @@ set -u
 mode=check
 timeout_s=300
 only=
+tests='test_*'
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.mode=*) mode=${arg#*=} ;;
 	bench.timeout=*) timeout_s=${arg#*=} ;;
 	bench.only=*) only=${arg#*=} ;;
+	bench.tests=*) tests=${arg#*=} ;;	# e.g. tdc_* for make clsact-tdc
 	bench.break=*) export BENCH_BREAK=${arg#*=} ;;
 	esac
 done
@@ -71,7 +73,7 @@ run_one() {
 
 run_tests() {
 	local t group name
-	for t in /bench/tests/*/test_*; do
+	for t in /bench/tests/*/$tests; do
 		[ -x "$t" ] || continue
 		group=$(basename "$(dirname "$t")")
 		name=$(basename "$t")

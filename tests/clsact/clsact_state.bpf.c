@@ -100,4 +100,11 @@ int lk45_tc_index_class(struct __sk_buff *skb)
 	return skb->tc_index ? (1 << 16) | skb->tc_index : 0;
 }
 
+/* The benchmark's no-op filter. */
+SEC("nop")
+int lk45_nop(struct __sk_buff *skb)
+{
+	return TC_ACT_OK;
+}
+
 char _license[] SEC("license") = "GPL";

@@ -1,0 +1,26 @@
+#!/bin/bash
+# clsact (seed 007): our sch_clsact on a veth, one ingress and one egress
+# BPF filter sharing a map, traffic both ways, per-direction counters.
+. /bench/tests/clsact/lib.sh
+say() { echo "clsact: $*"; }
+trap topology_down EXIT
+topology_up
+tc qdisc add dev v0 clsact || { say "cannot add clsact"; exit 1; }
+say "$(tc qdisc show dev v0 | grep clsact) (loaded: $(lsmod | awk '$1 ~ /^sch_(clsact|ingress)$/ {print $1}'))"
+tc filter add dev v0 ingress bpf da obj "$OBJ" sec ingress &&
+	tc filter add dev v0 egress bpf da obj "$OBJ" sec egress || { say "cannot add filters"; exit 1; }
+say "ingress filter: $(tc filter show dev v0 ingress | grep -o 'bpf .*direct-action')"
+say "egress filter:  $(tc filter show dev v0 egress | grep -o 'bpf .*direct-action')"
+say "5 pings out, 5 replies in: $(pings 5) answered"
+udp_from_peer '\x06'
+say "a datagram from the peer set the egress priority in the shared map: $(map_get $ST_EG_PRIO)"
+map_set $ST_EG_VERDICT 3	# TC_ACT_SHOT + 1
+say "egress verdict shot: $(pings 3) of 3 answered"
+map_set $ST_EG_VERDICT 0
+say "BPF map: ingress saw $(map_get $ST_IN_PKTS), egress saw $(map_get $ST_EG_PKTS) packets"
+tc -s class show dev v0 | awk '/^class/ {c=$3} /Sent/ {print c, $0}' | while read -r line; do
+	say "per direction (ffff:fff2 ingress, ffff:fff3 egress): $line"
+done
+say "qdisc total: $(tc -s qdisc show dev v0 | awk '/clsact/ {f=1} f && /Sent/ {print; exit}')"
+tc qdisc del dev v0 clsact
+say "static keys held after delete: $(cat $PARAM)"
