@@ -175,6 +175,8 @@ build_tests() {
 	done < <(find "$REPO/tests" -name '*.c' -not -path '*/lib/*')
 	# Upstream's tc-testing (tdc), from the same tree, for the clsact runs.
 	rsync -a --delete "$TREE/tools/testing/selftests/tc-testing/" "$STAGE/tc-testing/"
+	# and the tree's pktgen samples, for the clsact benchmark.
+	rsync -a --delete "$TREE/samples/pktgen/" "$STAGE/pktgen/"
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
 	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
 	rsync -a --delete "$REPO/benchmarks/" "$STAGE/benchmarks/"

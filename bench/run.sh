@@ -30,6 +30,7 @@ check() {
 	[ -z "${BREAK:-}" ] || extra+=("bench.break=$BREAK")
 	[ -z "${ONLY:-}" ] || extra+=("bench.only=$ONLY")
 	[ -z "${TEST_TIMEOUT:-}" ] || extra+=("bench.timeout=$TEST_TIMEOUT")
+	[ -z "${TESTS:-}" ] || extra+=("bench.tests=$TESTS")
 	local rc=0
 	boot_and_report check "${extra[@]}" || rc=$?
 	log "make check took $((SECONDS - t0))s"
@@ -65,6 +66,13 @@ selftest) exec "$B/selftest.sh" ;;
 lint-patches) exec "$B/lint-patches.sh" ;;
 csum-bench) show bench "benchmark csum: one boot of the non-debug kernel; TCG distorts absolute numbers, compare ratios" bench.only=csum ;;
 configfs-bench) show bench "benchmark configfs: one boot of the non-debug kernel, ours then 6.12's configfs; TCG distorts absolute times, compare ratios" bench.only=configfs ;;
+clsact-bench) show bench "benchmark clsact: pktgen in one boot of the non-debug kernel; TCG distorts absolute times, compare ratios" bench.only=clsact ;;
+clsact-tdc)
+	# tdc against ours, then the tree's sch_ingress, on the debug kernel.
+	export TESTS='tdc_*' ONLY=clsact/ TEST_TIMEOUT=${TEST_TIMEOUT:-7200}
+	export BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-9000}
+	check
+	;;
 csum-fuzz)
 	# The helpers' randomized KUnit run at 1M packets, nothing else.
 	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz"
