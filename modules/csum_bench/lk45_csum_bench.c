@@ -31,7 +31,7 @@ static unsigned int iters = 20000;
 module_param(iters, uint, 0444);
 MODULE_PARM_DESC(iters, "packets per round");
 
-#define ROUNDS	7
+#define ROUNDS	11
 #define PAYLOAD	1000
 
 enum kind { TCP4, TCP6_EXT, VXLAN, NR_KINDS };
