@@ -35,38 +35,51 @@ topology_down() {
 	rm -f $PIN
 }
 
-# map_set SLOT VALUE / map_get SLOT: the shared map, through bpftool.
+# map_set SLOT VALUE / map_get SLOT: the shared map, through bpftool's
+# plain output (python would cost seconds per call under TCG).
 map_set() {
-	bpftool map update pinned $PIN key "$(le32 "$1")" value "$(le64 "$2")"
+	# shellcheck disable=SC2046 # one word per byte
+	bpftool map update pinned $PIN key $(le_bytes "$1" 4) value $(le_bytes "$2" 8)
 }
 map_get() {
-	bpftool -j map lookup pinned $PIN key "$(le32 "$1")" |
-		python3 -c 'import json,sys; v=json.load(sys.stdin)["value"]; print(int.from_bytes(bytes(int(x,16) for x in v),"little"))'
+	local words n=0 i j
+	# shellcheck disable=SC2046
+	read -r -a words <<<"$(bpftool map lookup pinned $PIN key $(le_bytes "$1" 4) | tr '\n' ' ')"
+	for ((i = ${#words[@]} - 1; i >= 0; i--)); do
+		[ "${words[i]}" = "value:" ] && break
+	done
+	for ((j = i + 8; j > i; j--)); do n=$((n * 256 + 16#${words[j]:-0})); done
+	echo $n
 }
-le32() { printf '%d %d %d %d' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
-le64() { echo "$(le32 $(($1 & 0xffffffff))) $(le32 $(($1 >> 32)))"; }
-
-# class_stat DEV CLASSID FIELD: packets|bytes|dropped of a class, from tc -s -j.
-class_stat() {
-	tc -s -j class show dev "$1" | python3 -c '
-import json, sys
-for c in json.load(sys.stdin):
-    if c.get("handle") == sys.argv[1]:
-        print(c["stats"][sys.argv[2]]); break
-else:
-    print("none")' "$2" "$3"
+# le_bytes N WIDTH: N as WIDTH little-endian bytes, for bpftool.
+le_bytes() {
+	local n=$1 i
+	for ((i = 0; i < $2; i++)); do printf '%d ' $((n & 255)); n=$((n >> 8)); done
 }
 
-# qdisc_stat DEV KIND FIELD: the same for the (first) qdisc of KIND.
-qdisc_stat() {
-	tc -s -j qdisc show dev "$1" | python3 -c '
-import json, sys
-for q in json.load(sys.stdin):
-    if q.get("kind") == sys.argv[1]:
-        print(q[sys.argv[2]]); break
-else:
-    print("none")' "$2" "$3"
+# sent_stat FIELD: packets, bytes or drops from the first "Sent" line after
+# the first line of tc -s output that starts with $PAT.
+sent_stat() {
+	awk -v pat="$PAT" -v f="$1" '
+		!found && index($0, pat) == 1 {found = 1; next}
+		found && /Sent/ {
+			gsub(/[,()]/, " ")
+			for (i = 1; i < NF; i++) {
+				if ($(i + 1) == "bytes") b = $i
+				if ($(i + 1) == "pkt") p = $i
+				if ($i == "dropped") d = $(i + 1)
+			}
+			print (f == "bytes" ? b : f == "packets" ? p : d)
+			done = 1
+			exit
+		}
+		END {if (!done) print "none"}'
 }
+# class_stat DEV CLASSID FIELD / qdisc_stat DEV KIND FIELD
+class_stat() { tc -s class show dev "$1" | PAT="class" sent_stat_of "$2" "$3"; }
+qdisc_stat() { tc -s qdisc show dev "$1" | PAT="qdisc $2 " sent_stat "$3"; }
+# sent_stat_of HANDLE FIELD: a class line names its kind first, then HANDLE.
+sent_stat_of() { awk -v h="$1" '$1 == "class" && $3 == h {p = 1} p' | PAT=class sent_stat "$2"; }
 
 # pings N: N echo requests v0 -> peer, 0.05 s apart; prints the replies.
 pings() {

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * qdisc_nl: add an ingress-slot qdisc over rtnetlink, optionally with the
- * Nth fault-injection point of this task failing (/proc/thread-self/
- * fail-nth, armed after everything else is ready), and print the errno.
+ * qdisc_nl: create a qdisc over rtnetlink exactly as asked, without tc's
+ * own argument checks in the way, optionally with the Nth fault-injection
+ * point of this task failing (/proc/thread-self/fail-nth, armed once the
+ * request is built), and print the kernel's answer.
  *
- *   qdisc_nl DEV KIND [FAIL_NTH [INGRESS_BLOCK [EGRESS_BLOCK]]]
+ *   qdisc_nl [-p PARENT] [-H HANDLE] [-r] [-n FAIL_NTH] [-i BLOCK] [-e BLOCK]
+ *            DEV KIND
  *
- * Prints "OK" or an errno name and the extack message; exits 0 on success.
+ * PARENT and HANDLE are MAJ:MIN in hex (default ffff:fff1 and ffff:0); -r
+ * replaces instead of an exclusive create. Prints "OK" or an errno name
+ * and the extack message; exits 0 on success.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,37 +41,60 @@ static void put_attr(struct req *r, int type, const void *data, int len)
 	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
+static unsigned int parse_handle(const char *s)
+{
+	char *end;
+	unsigned long maj = strtoul(s, &end, 16), min = 0;
+
+	if (*end == ':')
+		min = strtoul(end + 1, NULL, 16);
+	return TC_H_MAKE(maj << 16, min);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	unsigned int ifindex, iblock = 0, eblock = 0;
+	unsigned int parent = TC_H_INGRESS, handle = TC_H_MAKE(TC_H_INGRESS, 0);
+	int fd, nthfd = -1, len, err, opt, fail_nth = 0, replace = 0;
 	struct req r = { 0 };
 	char reply[4096], nth[16];
-	int fd, nthfd = -1, len, err;
-	unsigned int ifindex, block;
 	struct nlmsgerr *e;
 	struct nlmsghdr *h;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: qdisc_nl DEV KIND [FAIL_NTH [INGRESS_BLOCK [EGRESS_BLOCK]]]\n");
+	while ((opt = getopt(argc, argv, "p:H:rn:i:e:")) != -1) {
+		switch (opt) {
+		case 'p': parent = parse_handle(optarg); break;
+		case 'H': handle = parse_handle(optarg); break;
+		case 'r': replace = 1; break;
+		case 'n': fail_nth = atoi(optarg); break;
+		case 'i': iblock = strtoul(optarg, NULL, 0); break;
+		case 'e': eblock = strtoul(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "usage: qdisc_nl [-p PARENT] [-H HANDLE] [-r] [-n FAIL_NTH] [-i BLOCK] [-e BLOCK] DEV KIND\n");
 		return 2;
 	}
-	ifindex = if_nametoindex(argv[1]);
+	ifindex = if_nametoindex(argv[optind]);
 	if (!ifindex) {
-		perror(argv[1]);
+		perror(argv[optind]);
 		return 2;
 	}
 	r.n.nlmsg_len = NLMSG_LENGTH(sizeof(r.t));
 	r.n.nlmsg_type = RTM_NEWQDISC;
-	r.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	r.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE |
+			  (replace ? NLM_F_REPLACE : NLM_F_EXCL);
 	r.t.tcm_family = AF_UNSPEC;
 	r.t.tcm_ifindex = ifindex;
-	r.t.tcm_parent = TC_H_INGRESS;	/* == TC_H_CLSACT */
-	r.t.tcm_handle = TC_H_MAKE(TC_H_INGRESS, 0);
-	put_attr(&r, TCA_KIND, argv[2], strlen(argv[2]) + 1);
-	if (argc > 4 && (block = strtoul(argv[4], NULL, 0)))
-		put_attr(&r, TCA_INGRESS_BLOCK, &block, sizeof(block));
-	if (argc > 5 && (block = strtoul(argv[5], NULL, 0)))
-		put_attr(&r, TCA_EGRESS_BLOCK, &block, sizeof(block));
+	r.t.tcm_parent = parent;
+	r.t.tcm_handle = handle;
+	put_attr(&r, TCA_KIND, argv[optind + 1], strlen(argv[optind + 1]) + 1);
+	if (iblock)
+		put_attr(&r, TCA_INGRESS_BLOCK, &iblock, sizeof(iblock));
+	if (eblock)
+		put_attr(&r, TCA_EGRESS_BLOCK, &eblock, sizeof(eblock));
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
@@ -76,9 +103,9 @@ int main(int argc, char **argv)
 	}
 	len = 1;
 	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &len, sizeof(len));
-	if (argc > 3 && atoi(argv[3]) > 0) {
+	if (fail_nth > 0) {
 		nthfd = open("/proc/thread-self/fail-nth", O_WRONLY);
-		len = snprintf(nth, sizeof(nth), "%d", atoi(argv[3]));
+		len = snprintf(nth, sizeof(nth), "%d", fail_nth);
 		if (nthfd < 0 || write(nthfd, nth, len) != len) {
 			perror("fail-nth");
 			return 2;

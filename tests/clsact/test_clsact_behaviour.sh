@@ -116,8 +116,9 @@ for act in ok:3 reclassify:2; do
 done
 tc qdisc del dev v0 root
 
-# --- egress hook before any root qdisc, without its lock: mq and noqueue
-for root in mq noqueue; do
+# --- egress hook before any root qdisc, without its lock: pfifo_fast, mq
+# (v0 has 4 tx queues) and noqueue (veth's default)
+for root in pfifo_fast mq noqueue; do
 	[ $root = noqueue ] || tc qdisc replace dev v0 root handle 2: $root
 	[ $root != noqueue ] || tc qdisc del dev v0 root 2>/dev/null
 	n=$(map_get $ST_EG_PKTS)
