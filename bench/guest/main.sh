@@ -72,14 +72,17 @@ run_one() {
 }
 
 run_tests() {
-	local t group name
+	local t group name t_to default_timeout=$timeout_s
 	for t in /bench/tests/*/$tests; do
 		[ -x "$t" ] || continue
 		group=$(basename "$(dirname "$t")")
 		name=$(basename "$t")
 		name=${name%.sh}
 		[ -z "$only" ] || [[ "$group/$name" == $only* ]] || continue
-		run_one "$group" "$name" "$t"
+		# A script may ask for more time: a "# bench-timeout: SECONDS" line.
+		t_to=
+		case $t in *.sh) t_to=$(sed -n 's/^# bench-timeout: \([0-9]*\).*/\1/p' "$t" | head -1) ;; esac
+		timeout_s=${t_to:-$default_timeout} run_one "$group" "$name" "$t"
 	done
 }
 

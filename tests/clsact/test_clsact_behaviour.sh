@@ -1,4 +1,5 @@
 #!/bin/bash
+# bench-timeout: 600
 # Our sch_clsact (seed 007) through real tc, BPF objects and traffic: the
 # seed's examples, minors, exclusion, actions on both hooks, tc_index, the
 # priority use case, shared BPF state, per-direction statistics, static keys.

@@ -1,0 +1,48 @@
+#!/bin/bash
+# bench-timeout: 600
+# ingress and clsact init failing half-way: the Nth fault-injection point
+# of the request fails, for N = 1..SWEEP (fail-nth, slab allocations). Every
+# attempt must end in a clean error or a whole qdisc; after a failure no
+# qdisc and no static key may be left (the core destroys a qdisc whose init
+# failed: CVE-2026-23413's path).
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+NL=$CLSACT_DIR/qdisc_nl
+SWEEP=${CLSACT_FAIL_SWEEP:-90}
+trap 'ip link del f0 2>/dev/null' EXIT
+ip link del f0 2>/dev/null
+
+modprobe sch_clsact && modprobe dummy
+base=$(cat $PARAM)
+F=/sys/kernel/debug/failslab
+[ -d $F ] || { skip "fault sweep" "no failslab in debugfs"; done_testing; }
+echo N >$F/ignore-gfp-wait && echo 0 >$F/probability && echo 0 >$F/verbose
+ip link add f0 type dummy
+for kind in ingress clsact; do
+	args=(-i 31) keys=1
+	[ $kind = clsact ] && args+=(-e 32) && keys=2
+	fails=0 oks=0 bad=0 errs=
+	for n in $(seq "$SWEEP"); do
+		out=$($NL -n "$n" "${args[@]}" f0 $kind)
+		if [ "$out" = OK ]; then
+			oks=$((oks + 1))
+			[ "$(cat $PARAM)" = $((base + keys)) ] ||
+				{ bad=1; diag "after fail-nth $n (OK): keys_held $(cat $PARAM)"; }
+			tc qdisc del dev f0 $kind
+		else
+			fails=$((fails + 1))
+			errs+="${out%%:*} "
+			[ "$(tc qdisc show dev f0 | grep -cE 'qdisc (ingress|clsact)')" = 0 ] ||
+				{ bad=1; diag "after fail-nth $n ($out): $(tc qdisc show dev f0)"; }
+		fi
+		[ "$(cat $PARAM)" = "$base" ] || { bad=1; diag "after fail-nth $n: keys_held $(cat $PARAM)"; }
+	done
+	[ $bad = 0 ] && [ $fails -gt 0 ] && ok "$kind: $SWEEP requests with the Nth allocation failing: $fails clean errors, $oks whole qdiscs, nothing left over" ||
+		not_ok "$kind: fail-nth sweep ($fails errors, $oks whole, bad $bad)"
+	diag "$kind errors: $(echo $errs | tr ' ' '\n' | sort | uniq -c | tr -s ' \n' ' ')"
+done
+check "clsact still works afterwards" tc qdisc add dev f0 clsact
+tc qdisc del dev f0 clsact
+ip link del f0
+is "$(cat $PARAM)" "$base" "no static key held"
+done_testing

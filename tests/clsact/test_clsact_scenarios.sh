@@ -1,0 +1,86 @@
+#!/bin/bash
+# sch_clsact in the scenarios upstream fixed in the ingress/clsact code
+# (2023-2024) and CVE-2024-41010, driven through raw rtnetlink (qdisc_nl)
+# where tc's own argument checks would stop the request before the kernel,
+# and filter requests racing qdisc replacement. Each ends in a clean error
+# or a clean teardown; the bench fails the run on any kernel report.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+NL=$CLSACT_DIR/qdisc_nl
+cleanup() { ip link del d0 2>/dev/null; ip link del d1 2>/dev/null; ip netns del cve 2>/dev/null; }
+trap cleanup EXIT
+cleanup
+# nl_is WANT DESC ARGS...: qdisc_nl's answer, up to the extack message.
+nl_is() {
+	local want=$1 desc=$2 out
+	shift 2
+	out=$($NL "$@")
+	is "${out%%:*}" "$want" "$desc"
+	[ "$out" = "${out%%:*}" ] || diag "${out#*: }"
+}
+only_kind() { tc qdisc show dev "$1" | grep -cE "qdisc (ingress|clsact)"; }
+
+modprobe sch_clsact && modprobe dummy && modprobe cls_matchall && modprobe act_gact
+base=$(cat $PARAM)
+ip link add d0 type dummy && ip link set d0 up
+tc qdisc add dev d0 root handle 1: prio
+
+nl_is EOPNOTSUPP "ingress under prio class 1:1 (not the ingress parent)" -p 1:1 -H 2:0 d0 ingress
+nl_is EOPNOTSUPP "clsact under prio class 1:2" -p 1:2 -H 3:0 d0 clsact
+nl_is EOPNOTSUPP "ingress as root" -p ffff:ffff -H 4:0 d0 ingress
+nl_is EINVAL "TC_H_INGRESS as the parent of a prio qdisc" -p ffff:fff1 -H 5:0 d0 prio
+is "$(only_kind d0) $(cat $PARAM)" "0 $base" "nothing created, no static key taken"
+
+check "tc qdisc add dev d0 ingress" tc qdisc add dev d0 ingress
+nl_is EINVAL "regrafting the ingress qdisc under prio class 1:1" -r -p 1:1 -H ffff:0 d0 ingress
+nl_is EINVAL "replacing ingress ffff: by clsact ffff: (same handle, other kind)" -r -H ffff:0 d0 clsact
+is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress ffff:') $(cat $PARAM)" "1 $((base + 1))" \
+	"the ingress qdisc is whole, one key held"
+nl_is OK "replacing ingress by clsact with no handle (the core picks one)" -r -H 0:0 d0 clsact
+is "$(tc qdisc show dev d0 | grep -c 'qdisc clsact') $(cat $PARAM)" "1 $((base + 2))" \
+	"clsact took its place: its two keys, ingress's released"
+nl_is OK "and back: clsact replaced by ingress" -r -H 0:0 d0 ingress
+is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress') $(cat $PARAM)" "1 $((base + 1))" \
+	"ingress again, one key"
+tc qdisc del dev d0 ingress
+tc qdisc del dev d0 root
+
+# CVE-2024-41010: an ingress qdisc on a shared block replaced by clsact,
+# then the namespace deleted.
+ip netns add cve
+ip -n cve link add c0 type dummy
+ip -n cve link set c0 up
+tc -n cve qdisc add dev c0 ingress_block 1 ingress
+tc -n cve filter add block 1 matchall action pass
+out=$(ip netns exec cve $NL -r -H 0:0 -i 1 c0 clsact)
+is "${out%%:*}" OK "replace the shared-block ingress by clsact on the same block"
+tc -n cve filter add dev c0 egress matchall action pass
+check "delete the namespace with the shared block in use" ip netns del cve
+sleep 2
+is "$(cat $PARAM)" "$base" "the namespace's qdisc released its keys"
+
+# Replace and delete while filter requests are in flight (unlocked ops).
+ip link add d1 type dummy
+tc qdisc add dev d1 clsact
+for i in $(seq 300); do
+	echo "filter add dev d1 ingress prio $((i % 7 + 1)) matchall action pass"
+	echo "filter add dev d1 egress prio $((i % 5 + 1)) matchall action drop"
+	echo "filter del dev d1 ingress prio $((i % 7 + 1))"
+done >/tmp/filters.batch
+tc -force -batch /tmp/filters.batch >/dev/null 2>&1 &
+fpid=$!
+busy=0
+for i in $(seq 60); do
+	out=$($NL -r -H 0:0 d1 clsact)
+	[ "$out" = OK ] || busy=$((busy + 1))
+	tc qdisc del dev d1 clsact 2>/dev/null
+	tc qdisc add dev d1 clsact 2>/dev/null
+done
+wait $fpid
+ok "300 filter add/del rounds raced 60 replace/delete/add rounds"
+diag "replacements refused while filter requests were in flight: $busy (EBUSY is the core's answer)"
+tc qdisc del dev d1 clsact 2>/dev/null
+ip link del d1
+ip link del d0
+is "$(cat $PARAM)" "$base" "every static key released"
+done_testing

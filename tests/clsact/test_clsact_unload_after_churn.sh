@@ -1,0 +1,49 @@
+#!/bin/bash
+# bench-timeout: 900 (10,000 churn cycles under TCG and KASAN)
+# Churn: clsact and two filters added and deleted CYCLES times while flood
+# pings cross the device both ways; then namespaces and devices torn down
+# with filters attached, and the module unloaded after all of the clsact
+# tests (this file runs last of them).
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+CYCLES=${CLSACT_CHURN_CYCLES:-10000}
+trap topology_down EXIT
+topology_down
+modprobe sch_clsact && modprobe cls_matchall && modprobe act_gact
+base=$(cat $PARAM)
+topology_up
+for i in $(seq "$CYCLES"); do
+	echo "qdisc add dev v0 clsact"
+	echo "filter add dev v0 ingress prio 1 matchall action pass"
+	echo "filter add dev v0 egress prio 1 matchall action ok"
+	echo "qdisc del dev v0 clsact"
+done >/tmp/churn.batch
+ping -f -q -w 3000 $B >/tmp/ping-out.txt 2>&1 &
+p1=$!
+ip netns exec peer ping -f -q -w 3000 $A >/tmp/ping-in.txt 2>&1 &
+p2=$!
+t0=$(date +%s)
+tc -batch /tmp/churn.batch >/tmp/churn.out 2>&1
+rc=$?
+kill -INT $p1 $p2 2>/dev/null
+wait $p1 $p2 2>/dev/null
+is "$rc" 0 "$CYCLES add/delete cycles of clsact with two filters, under traffic ($(($(date +%s) - t0)) s)"
+[ $rc = 0 ] || diag "$(tail -3 /tmp/churn.out)"
+diag "flood pings meanwhile: out $(grep -o '[0-9]* received' /tmp/ping-out.txt), in $(grep -o '[0-9]* received' /tmp/ping-in.txt)"
+is "$(tc qdisc show dev v0 | grep -c clsact) $(cat $PARAM)" "0 $base" "no qdisc left, no static key held"
+is "$(pings 3)" 3 "traffic still flows"
+
+tc qdisc add dev v0 clsact
+tc filter add dev v0 ingress bpf da obj "$OBJ" sec ingress
+tc filter add dev v0 egress bpf da obj "$OBJ" sec egress
+ip netns exec peer tc qdisc add dev v1 clsact
+ip netns exec peer tc filter add dev v1 ingress matchall action pass
+ip netns exec peer tc filter add dev v1 egress matchall action pass
+pings 3 >/dev/null
+check "delete the peer namespace with clsact and filters on v1" ip netns del peer
+sleep 1
+check "delete v0 with clsact and BPF filters attached" ip link del v0
+rm -f $PIN
+is "$(cat $PARAM)" "$base" "every static key released"
+check "sch_clsact unloads after all of it" modprobe -r sch_clsact
+done_testing
