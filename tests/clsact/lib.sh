@@ -42,14 +42,12 @@ map_set() {
 	bpftool map update pinned $PIN key $(le_bytes "$1" 4) value $(le_bytes "$2" 8)
 }
 map_get() {
-	local words n=0 i j
+	local hex b out=
 	# shellcheck disable=SC2046
-	read -r -a words <<<"$(bpftool map lookup pinned $PIN key $(le_bytes "$1" 4) | tr '\n' ' ')"
-	for ((i = ${#words[@]} - 1; i >= 0; i--)); do
-		[ "${words[i]}" = "value:" ] && break
-	done
-	for ((j = i + 8; j > i; j--)); do n=$((n * 256 + 16#${words[j]:-0})); done
-	echo $n
+	hex=$(bpftool map lookup pinned $PIN key $(le_bytes "$1" 4) 2>&1 | tr '\n' ' ' |
+		sed -n 's/.*value:\(\( [0-9a-f][0-9a-f]\)*\).*/\1/p')
+	for b in $hex; do out=$b$out; done	# little endian
+	echo $((16#${out:-0}))
 }
 # le_bytes N WIDTH: N as WIDTH little-endian bytes, for bpftool.
 le_bytes() {
