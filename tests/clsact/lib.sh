@@ -42,12 +42,17 @@ map_set() {
 	bpftool map update pinned $PIN key $(le_bytes "$1" 4) value $(le_bytes "$2" 8)
 }
 map_get() {
-	local hex b out=
+	local out hex b le=
 	# shellcheck disable=SC2046
-	hex=$(bpftool map lookup pinned $PIN key $(le_bytes "$1" 4) 2>&1 | tr '\n' ' ' |
-		sed -n 's/.*value:\(\( [0-9a-f][0-9a-f]\)*\).*/\1/p')
-	for b in $hex; do out=$b$out; done	# little endian
-	echo $((16#${out:-0}))
+	out=$(bpftool map lookup pinned $PIN key $(le_bytes "$1" 4) 2>&1 | tr '\n' ' ')
+	# With BTF bpftool prints {"key": K, "value": V}; without, hex bytes.
+	if [[ $out =~ \"value\":\ *([0-9]+) ]]; then
+		echo "${BASH_REMATCH[1]}"
+		return
+	fi
+	hex=$(echo "$out" | sed -n 's/.*value:\(\( [0-9a-f][0-9a-f]\)*\).*/\1/p')
+	for b in $hex; do le=$b$le; done
+	echo $((16#${le:-0}))
 }
 # le_bytes N WIDTH: N as WIDTH little-endian bytes, for bpftool.
 le_bytes() {
