@@ -128,8 +128,8 @@ tc qdisc del dev v0 root
 # --- egress hook before any root qdisc, without its lock: pfifo_fast, mq
 # (v0 has 4 tx queues) and noqueue (veth's default)
 for root in pfifo_fast mq noqueue; do
-	[ $root = noqueue ] || tc qdisc replace dev v0 root handle 2: $root
-	[ $root != noqueue ] || tc qdisc del dev v0 root 2>/dev/null
+	tc qdisc del dev v0 root 2>/dev/null	# back to veth's noqueue
+	[ $root = noqueue ] || tc qdisc add dev v0 root handle 2: $root
 	n=$(map_get $ST_EG_PKTS)
 	pings 3 >/dev/null
 	is "$(($(map_get $ST_EG_PKTS) - n)) $(tc qdisc show dev v0 | grep -c "qdisc $root")" "3 1" \
@@ -162,7 +162,7 @@ check "clsact with ingress_block 21 egress_block 22 on red1" bash -c \
 check "a filter on block 21" tc filter add block 21 matchall action drop
 is "$(tc qdisc show dev red1 | grep -o 'ingress_block 21 egress_block 22')" "ingress_block 21 egress_block 22" \
 	"tc qdisc show reports both block indexes"
-is "$(tc filter show block 21 | grep -c matchall)" 1 "tc filter show block 21 lists it"
+is "$(tc filter show block 21 | grep -c 'matchall chain 0 handle')" 1 "tc filter show block 21 lists it"
 
 # --- teardown: keys released with the last qdisc
 tc qdisc del dev v0 clsact
