@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
 NL=$CLSACT_DIR/qdisc_nl
-SWEEP=${CLSACT_FAIL_SWEEP:-90}
+SWEEP=${CLSACT_FAIL_SWEEP:-30}
 trap 'ip link del f0 2>/dev/null' EXIT
 ip link del f0 2>/dev/null
 
