@@ -7,7 +7,12 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
 NL=$CLSACT_DIR/qdisc_nl
-cleanup() { ip link del d0 2>/dev/null; ip link del d1 2>/dev/null; ip netns del cve 2>/dev/null; }
+cleanup() {
+	ip link del d0 2>/dev/null
+	ip link del d1 2>/dev/null
+	ip link del d2 2>/dev/null
+	ip netns del cve 2>/dev/null
+}
 trap cleanup EXIT
 cleanup
 # nl_is WANT DESC ARGS...: qdisc_nl's answer, up to the extack message.
@@ -27,7 +32,10 @@ tc qdisc add dev d0 root handle 1: prio
 
 nl_is EOPNOTSUPP "ingress under prio class 1:1 (not the ingress parent)" -p 1:1 -H 2:0 d0 ingress
 nl_is EOPNOTSUPP "clsact under prio class 1:2" -p 1:2 -H 3:0 d0 clsact
-nl_is EOPNOTSUPP "ingress as root" -p ffff:ffff -H 4:0 d0 ingress
+ip link add d2 type dummy
+nl_is EOPNOTSUPP "ingress as root (of a device without one)" -p ffff:ffff -H 4:0 d2 ingress
+nl_is EOPNOTSUPP "clsact as root" -p ffff:ffff -H 4:0 d2 clsact
+ip link del d2
 nl_is EINVAL "TC_H_INGRESS as the parent of a prio qdisc" -p ffff:fff1 -H 5:0 d0 prio
 is "$(only_kind d0) $(cat $PARAM)" "0 $base" "nothing created, no static key taken"
 
@@ -51,10 +59,16 @@ ip netns add cve
 ip -n cve link add c0 type dummy
 ip -n cve link set c0 up
 tc -n cve qdisc add dev c0 ingress_block 1 ingress
-tc -n cve filter add block 1 matchall action pass
 out=$(ip netns exec cve $NL -r -H 0:0 -i 1 c0 clsact)
 is "${out%%:*}" OK "replace the shared-block ingress by clsact on the same block"
+tc -n cve filter add block 1 matchall action pass
 tc -n cve filter add dev c0 egress matchall action pass
+# With filters on the block the core may refuse (EBUSY: the qdisc is
+# held); either answer must leave one whole qdisc.
+out=$(ip netns exec cve $NL -r -H 0:0 -i 1 c0 ingress)
+case ${out%%:*} in OK | EBUSY) ok "replacing it back while its block has filters: ${out%%:*}" ;;
+*) not_ok "replacing it back while its block has filters: $out" ;; esac
+is "$(tc -n cve qdisc show dev c0 | grep -cE 'qdisc (ingress|clsact)')" 1 "one whole qdisc on c0"
 check "delete the namespace with the shared block in use" ip netns del cve
 sleep 2
 is "$(cat $PARAM)" "$base" "the namespace's qdisc released its keys"
