@@ -42,7 +42,14 @@ ip netns exec peer tc filter add dev v1 egress matchall action pass
 pings 3 >/dev/null
 check "delete the peer namespace with clsact and filters on v1" ip netns del peer
 sleep 1
-check "delete v0 with clsact and BPF filters attached" ip link del v0
+! ip link show v0 >/dev/null 2>&1 && ok "v0, with clsact and BPF filters, went with its peer" ||
+	not_ok "v0, with clsact and BPF filters, went with its peer"
+modprobe dummy
+ip link add t0 type dummy && ip link set t0 up
+tc qdisc add dev t0 clsact
+tc filter add dev t0 ingress bpf da obj "$OBJ" sec ingress
+tc filter add dev t0 egress bpf da obj "$OBJ" sec egress
+check "delete a dummy device with clsact and BPF filters attached" ip link del t0
 rm -f $PIN
 is "$(cat $PARAM)" "$base" "every static key released"
 check "sch_clsact unloads after all of it" modprobe -r sch_clsact
