@@ -15,17 +15,30 @@ declare -A T	# T[impl:size:chunk] = ns
 
 say() { echo "configfs-bench: $*"; }
 
-# upload IMPL SIZE_MIB CHUNK [RUNS]: median of RUNS uploads into T.
+declare -A RUNS	# RUNS[impl:size:chunk] = "ns ns ..."
+
+# upload1 IMPL SIZE_MIB CHUNK: one upload, its time appended to RUNS.
+upload1() {
+	local out
+	out=$($BLOBPUT $STORE/blob -p $(($2 * MiB)) "$3") ||
+		{ say "FAILED $1 $2 MiB in $3 B writes: $out"; return 1; }
+	RUNS[$1:$2:$3]+="${out##*ns=} "
+}
+
+# settle IMPL SIZE CHUNK: the median of the runs into T, and a line.
+settle() {
+	local k=$1:$2:$3 n
+	n=$(echo ${RUNS[$k]} | wc -w)
+	T[$k]=$(echo ${RUNS[$k]} | tr ' ' '\n' | sort -n | sed -n "$(((n + 1) / 2))p")
+	say "$(printf '%-10s %3d MiB in %6d B writes: %12.3f ms (median of %d)' "$1" "$2" "$3" \
+		"$(echo "${T[$k]} / 1000000" | bc -l)" "$n")"
+}
+
+# upload IMPL SIZE_MIB CHUNK [RUNS]: RUNS uploads of one size, settled.
 upload() {
-	local impl=$1 mib=$2 chunk=$3 runs=${4:-5} i out ns=()
-	for i in $(seq "$runs"); do
-		out=$($BLOBPUT $STORE/blob -p $((mib * MiB)) "$chunk") ||
-			{ say "FAILED $impl ${mib} MiB in $chunk B writes: $out"; return 1; }
-		ns+=("${out##*ns=}")
-	done
-	T[$impl:$mib:$chunk]=$(printf '%s\n' "${ns[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
-	say "$(printf '%-8s %3d MiB in %6d B writes: %12.3f ms (median of %d)' "$impl" "$mib" "$chunk" \
-		"$(echo "${T[$impl:$mib:$chunk]} / 1000000" | bc -l)" "$runs")"
+	local i
+	for i in $(seq "${4:-5}"); do upload1 "$1" "$2" "$3" || return 1; done
+	settle "$1" "$2" "$3"
 }
 
 ratio() { echo "scale=3; $1 / $2" | bc -l; }
@@ -45,10 +58,16 @@ say "ours: configfs with patches 6-11; sample lk45_blobstore, blob attribute"
 # under TCG and would land on whichever series runs first.
 $BLOBPUT $STORE/blob -p $((64 * MiB)) 131072 >/dev/null &&
 	$BLOBPUT $STORE/blob -p $((64 * MiB)) 4096 >/dev/null
+# Rounds interleave the sizes (and an A/A twin of 16 MiB), so that drift
+# over the boot lands on every size alike.
 for chunk in 4096 131072; do
-	for mib in 1 2 16 32 64; do upload ours $mib $chunk || exit 1; done
+	for r in $(seq "${CONFIGFS_BENCH_ROUNDS:-9}"); do
+		for mib in 1 2 16 32 64; do upload1 ours $mib $chunk || exit 1; done
+		[ $chunk = 131072 ] || upload1 ours-again 16 4096 || exit 1
+	done
+	for mib in 1 2 16 32 64; do settle ours $mib $chunk; done
 done
-upload ours-again 16 4096 || exit 1
+settle ours-again 16 4096
 store_down && rmmod configfs || { say "cannot unload our configfs"; exit 1; }
 
 insmod /bench/pristine/configfs_pristine.ko && store_up ||
