@@ -20,6 +20,9 @@ declare -A RUNS	# RUNS[impl:size:chunk] = "ns ns ..."
 # upload1 IMPL SIZE_MIB CHUNK: one upload, its time appended to RUNS.
 upload1() {
 	local out
+	# Untimed: replace the stored blob by one byte first, so that freeing
+	# the previous upload's blob is not charged to this one.
+	$BLOBPUT $STORE/blob -p 1 >/dev/null
 	out=$($BLOBPUT $STORE/blob -p $(($2 * MiB)) "$3") ||
 		{ say "FAILED $1 $2 MiB in $3 B writes: $out"; return 1; }
 	RUNS[$1:$2:$3]+="${out##*ns=} "
