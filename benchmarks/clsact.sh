@@ -2,28 +2,43 @@
 # clsact (seed 007) per-packet cost with the tree's pktgen samples on a
 # dummy device: ingress (xmit_mode netif_receive) and egress (queue_xmit),
 # for no qdisc, our clsact with no filter, our clsact and the tree's
-# sch_ingress each with a no-op BPF filter. Rounds interleave the setups;
-# medians and the A/A spread of "no qdisc" against itself are printed.
-# TCG distorts absolute times: compare ratios.
+# sch_ingress each with a no-op BPF filter.
+#
+# TCG distorts absolute times and drifts within a boot, so every number
+# printed is a ratio of runs from the same round: each round visits all
+# setups (in an order rotated per round, after a discarded warm-up run),
+# and a setup's ratio is the median over rounds of its time divided by
+# "none" in that round. "none2" is "none" measured again: its ratio is the
+# A/A noise, printed as the median and the interquartile range.
 PG=/bench/pktgen
 OBJ=/bench/tests/clsact/clsact_state.bpf.o
-COUNT=${CLSACT_BENCH_COUNT:-300000}
-ROUNDS=${CLSACT_BENCH_ROUNDS:-5}
+COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-400000}	# about as long as
+COUNT_EGRESS=${CLSACT_BENCH_COUNT_EGRESS:-80000}	# an egress run
+ROUNDS=${CLSACT_BENCH_ROUNDS:-15}
+SETUPS=(none ours-empty ours-nop tree-nop none2)
 say() { echo "clsact-bench: $*"; }
-declare -A T	# T[dir:setup] = "ns ns ns..."
+declare -A T	# T[dir:setup] = "ns ns ..." one per round, in round order
 
 modprobe pktgen && modprobe dummy && modprobe cls_bpf || { say "cannot load pktgen/dummy/cls_bpf"; exit 1; }
 ip link add pg0 type dummy && ip link set pg0 up
 modprobe -r sch_ingress sch_clsact 2>/dev/null
 
-# pg DIR: one pktgen run, prints ns per packet
+# pg DIR COUNT: one pktgen run, prints ns per packet (pktgen's busy time)
 pg() {
 	local mode=netif_receive out us
 	[ "$1" = egress ] && mode=queue_xmit
-	out=$(bash $PG/pktgen_bench_xmit_mode_$mode.sh -i pg0 -n "$COUNT" -t 1 2>/dev/null)
-	us=$(echo "$out" | sed -n 's/.*Result: OK: \([0-9]*\)(.*/\1/p')
+	out=$(bash $PG/pktgen_bench_xmit_mode_$mode.sh -i pg0 -n "$2" -t 1 2>/dev/null)
+	us=$(echo "$out" | sed -n 's/.*Result: OK: [0-9]*(c\([0-9]*\)+d[0-9]*).*/\1/p')
 	[ -n "$us" ] || { say "pktgen failed: $out"; exit 1; }
-	echo $((us * 1000 / COUNT))
+	echo $((us * 1000 / $2))
+}
+
+# use MODULE: the module that provides clsact, the other one unloaded
+use() {
+	local other=sch_clsact
+	[ "$1" = sch_clsact ] && other=sch_ingress
+	modprobe -r $other 2>/dev/null
+	modprobe "$1"
 }
 
 # setup NAME: put pg0 in that state
@@ -31,42 +46,63 @@ setup() {
 	tc qdisc del dev pg0 clsact 2>/dev/null
 	case $1 in
 	none | none2) ;;
-	ours-empty) modprobe -r sch_ingress; modprobe sch_clsact; tc qdisc add dev pg0 clsact ;;
+	ours-empty) use sch_clsact && tc qdisc add dev pg0 clsact ;;
 	ours-nop | tree-nop)
-		if [ "$1" = ours-nop ]; then modprobe -r sch_ingress; modprobe sch_clsact
-		else modprobe -r sch_clsact; modprobe sch_ingress; fi
-		tc qdisc add dev pg0 clsact &&
+		if [ "$1" = ours-nop ]; then use sch_clsact; else use sch_ingress; fi &&
+			tc qdisc add dev pg0 clsact &&
 			tc filter add dev pg0 ingress bpf da obj $OBJ sec nop &&
 			tc filter add dev pg0 egress bpf da obj $OBJ sec nop
 		;;
 	esac
 }
 
-SETUPS=(none ours-empty ours-nop tree-nop none2)
-for r in $(seq "$ROUNDS"); do
-	for s in "${SETUPS[@]}"; do
-		setup $s || { say "setup $s failed"; exit 1; }
-		for d in ingress egress; do T[$d:$s]+="$(pg $d) "; done
+n=${#SETUPS[@]}
+for r in $(seq 0 $((ROUNDS - 1))); do
+	for i in $(seq 0 $((n - 1))); do
+		s=${SETUPS[$(((i + r) % n))]}
+		setup "$s" || { say "setup $s failed"; exit 1; }
+		for d in ingress egress; do
+			c=$COUNT_INGRESS
+			[ $d = egress ] && c=$COUNT_EGRESS
+			pg $d $((c / 10)) >/dev/null	# warm-up after the change
+			T[$d:$s]+="$(pg $d $c) "
+		done
 	done
 done
 tc qdisc del dev pg0 clsact 2>/dev/null
 ip link del pg0
 modprobe -r sch_ingress sch_clsact pktgen 2>/dev/null
 
-med() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-ratio() { echo "scale=3; $1 / $2" | bc -l; }
-say "$COUNT packets per run, $ROUNDS rounds, medians in ns per packet"
+# quart: "Q1 median Q3" of the numbers on stdin
+quart() {
+	sort -g | awk '{a[NR] = $1}
+		function q(p,  i) { i = 1 + p * (NR - 1); return a[int(i)] + (i - int(i)) * (a[int(i) + 1] - a[int(i)]) }
+		END { printf "%.3f %.3f %.3f\n", q(0.25), q(0.5), q(0.75) }'
+}
+# paired A B DIR: per-round T[A]/T[B], one per line
+paired() {
+	paste <(tr ' ' '\n' <<<"${T[$3:$1]}" | grep .) <(tr ' ' '\n' <<<"${T[$3:$2]}" | grep .) |
+		awk '{printf "%.4f\n", $1 / $2}'
+}
+fmt() { printf '%s (IQR %s..%s)' "$2" "$1" "$3"; }
+
+say "$ROUNDS rounds; per run $COUNT_INGRESS packets ingress, $COUNT_EGRESS egress"
 for d in ingress egress; do
 	for s in "${SETUPS[@]}"; do
-		say "$(printf '%-8s %-11s %6s ns  (runs: %s)' $d $s "$(echo ${T[$d:$s]} | med)" "${T[$d:$s]% }")"
+		say "$(printf '%-8s %-11s median %5s ns  (runs: %s)' $d $s \
+			"$(tr ' ' '\n' <<<"${T[$d:$s]}" | grep . | quart | cut -d' ' -f2 | cut -d. -f1)" "${T[$d:$s]% }")"
 	done
 done
 for d in ingress egress; do
-	none=$(echo ${T[$d:none]} | med) none2=$(echo ${T[$d:none2]} | med)
-	ours=$(echo ${T[$d:ours-nop]} | med) tree=$(echo ${T[$d:tree-nop]} | med)
-	empty=$(echo ${T[$d:ours-empty]} | med)
-	say "$d: A/A no qdisc, second / first: $(ratio $none2 $none)"
-	say "$d: ours / tree, no-op filter: $(ratio $ours $tree) (goal <= 1.01)"
-	say "$d: ours present, no filter / no qdisc: $(ratio $empty $none) (goal: within the A/A spread)"
-	say "$d: no-op filter (ours) / no qdisc: $(ratio $ours $none)$([ $d = egress ] && echo ' (goal <= 1.10)')"
+	read -r aq1 aa aq3 < <(paired none2 none $d | quart)
+	read -r eq1 em eq3 < <(paired ours-empty none $d | quart)
+	read -r oq1 ot oq3 < <(paired ours-nop tree-nop $d | quart)
+	read -r nq1 nn nq3 < <(paired ours-nop none $d | quart)
+	read -r tq1 tn tq3 < <(paired tree-nop none $d | quart)
+	within=no
+	awk -v e="$em" -v lo="$aq1" -v hi="$aq3" 'BEGIN { exit !(e >= lo && e <= hi) }' && within=yes
+	say "$d: A/A, none again / none: $(fmt $aq1 $aa $aq3)"
+	say "$d: ours / tree, no-op filter: $(fmt $oq1 $ot $oq3) (goal <= 1.01)"
+	say "$d: ours present, no filter / none: $(fmt $eq1 $em $eq3) (goal: within the A/A IQR: $within)"
+	say "$d: no-op filter / none: ours $(fmt $nq1 $nn $nq3), tree $(fmt $tq1 $tn $tq3)$([ $d = egress ] && echo ' (goal <= 1.10)')"
 done

@@ -31,7 +31,7 @@ run() {
 	[ "$mod" = sch_clsact ] && other=sch_ingress
 	modprobe -r $other 2>/dev/null
 	modprobe $mod || { not_ok "load $mod"; return; }
-	(cd $W && timeout 5400 python3 ./tdc.py -f "${FILES[@]/#/tc-tests/}" >"/results/tdc-$impl.tap" 2>"/results/tdc-$impl.err")
+	(cd $W && timeout 5400 python3 -u ./tdc.py -f "${FILES[@]/#/tc-tests/}" >"/results/tdc-$impl.tap" 2>"/results/tdc-$impl.err")
 	diag "$impl: $(grep -c '^ok' "/results/tdc-$impl.tap") ok lines, $(grep -c '^not ok' "/results/tdc-$impl.tap") not ok"
 }
 run ours sch_clsact
