@@ -8,7 +8,7 @@ PKGS=(
 	cpio kmod rsync xz-utils python3 qemu-system-x86
 	iproute2 ethtool tcpdump iputils-ping netcat-openbsd socat
 	clang llvm libbpf-dev bpftool acpica-tools procps util-linux
-	python3-scapy python3-pyroute2	# tc-testing: packets and netns
+	python3-scapy	# tc-testing sends packets with it
 )
 
 missing=()

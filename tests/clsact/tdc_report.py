@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compare two tdc TAP outputs (ours, the tree's module) and print TAP.
 
-usage: tdc_report.py OURS.tap TREE.tap EXPECTED.txt N_BEFORE
+usage: tdc_report.py OURS.tap TREE.tap EXPECTED.txt SELECTED.txt N_BEFORE
 
 EXPECTED.txt lines: "<id> both|ours-only <reason>": tests that fail with
 both modules for a reason that is not the qdisc's (reported as skipped), or
-that pass with ours only by design. Anything else that differs fails.
+that pass with ours only by design. Anything else that differs fails, and
+so does a test of SELECTED.txt (one id per line) without a result in either
+run: a tdc run that dies half-way must not pass.
 """
 import re
 import sys
@@ -37,7 +39,9 @@ def main():
             if line.strip() and not line.startswith('#'):
                 tid, kind, reason = line.rstrip('\n').split(None, 2)
                 expected[tid] = (kind, reason)
-    n = int(sys.argv[4])
+    with open(sys.argv[4]) as f:
+        selected = [line.strip() for line in f if line.strip()]
+    n = int(sys.argv[5])
     failed = 0
 
     def out(ok, text):
@@ -70,9 +74,11 @@ def main():
             out(False, '%s: ours %s, tree %s' % (label, state, t_state))
             for m in ours_msg.get(tid, [])[:6]:
                 print('# ' + m[:300])
-    missing = sorted(set(tree) - set(ours))
-    out(not missing, 'every test the tree module ran also ran with ours'
-        + (' (missing: %s)' % ' '.join(missing) if missing else ''))
+    for name, res in (('ours', ours), ('the tree module', tree)):
+        missing = [t for t in selected if t not in res]
+        out(selected and not missing, 'all %d selected tdc tests have a result with %s'
+            % (len(selected), name) + (' (missing %d: %s)' % (len(missing), ' '.join(missing[:20]))
+                                      if missing else ''))
     p_ours = {t for t, r in ours.items() if r[0] == 'pass'} - set(diffs)
     p_tree = {t for t, r in tree.items() if r[0] == 'pass'}
     out(p_ours == p_tree, 'pass sets identical apart from %d explained extension tests' % len(diffs)
