@@ -175,6 +175,10 @@ build_tests() {
 	done < <(find "$REPO/tests" -name '*.c' -not -path '*/lib/*')
 	# Upstream's tc-testing (tdc), from the same tree, for the clsact runs.
 	rsync -a --delete "$TREE/tools/testing/selftests/tc-testing/" "$STAGE/tc-testing/"
+	# tdc's bpf.json loads action-ebpf, which the selftests build from action.c.
+	clang -O2 -Wall -target bpf -I"/usr/include/$(gcc -dumpmachine)" \
+		-c "$STAGE/tc-testing/action.c" -o "$STAGE/tc-testing/action-ebpf" ||
+		die "cannot compile tc-testing's action.c"
 	# and the tree's pktgen samples, for the clsact benchmark.
 	rsync -a --delete "$TREE/samples/pktgen/" "$STAGE/pktgen/"
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"

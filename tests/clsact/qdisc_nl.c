@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	unsigned int ifindex, iblock = 0, eblock = 0;
+	int has_iblock = 0, has_eblock = 0;
 	unsigned int parent = TC_H_INGRESS, handle = TC_H_MAKE(TC_H_INGRESS, 0);
 	int fd, nthfd = -1, len, err, opt, fail_nth = 0, replace = 0;
 	struct req r = { 0 };
@@ -68,8 +69,8 @@ int main(int argc, char **argv)
 		case 'H': handle = parse_handle(optarg); break;
 		case 'r': replace = 1; break;
 		case 'n': fail_nth = atoi(optarg); break;
-		case 'i': iblock = strtoul(optarg, NULL, 0); break;
-		case 'e': eblock = strtoul(optarg, NULL, 0); break;
+		case 'i': iblock = strtoul(optarg, NULL, 0); has_iblock = 1; break;
+		case 'e': eblock = strtoul(optarg, NULL, 0); has_eblock = 1; break;
 		default: return 2;
 		}
 	}
@@ -91,9 +92,9 @@ int main(int argc, char **argv)
 	r.t.tcm_parent = parent;
 	r.t.tcm_handle = handle;
 	put_attr(&r, TCA_KIND, argv[optind + 1], strlen(argv[optind + 1]) + 1);
-	if (iblock)
+	if (has_iblock)	/* 0 too: the kernel must refuse it */
 		put_attr(&r, TCA_INGRESS_BLOCK, &iblock, sizeof(iblock));
-	if (eblock)
+	if (has_eblock)
 		put_attr(&r, TCA_EGRESS_BLOCK, &eblock, sizeof(eblock));
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);

@@ -3,9 +3,10 @@
 
 usage: tdc_report.py OURS.tap TREE.tap EXPECTED.txt SELECTED.txt N_BEFORE
 
-EXPECTED.txt lines: "<id> both|ours-only <reason>": tests that fail with
-both modules for a reason that is not the qdisc's (reported as skipped), or
-that pass with ours only by design. Anything else that differs fails, and
+EXPECTED.txt lines: "<id> both|ours-only|skip <reason>": tests that fail
+with both modules for a reason that is not the qdisc's (reported as
+skipped), that pass with ours only by design, or that tdc skips (the
+reason replaces tdc's own). Anything else that differs fails, and
 so does a test of SELECTED.txt (one id per line) without a result in either
 run: a tdc run that dies half-way must not pass.
 """
@@ -61,7 +62,7 @@ def main():
         label = 'tdc %s %s' % (tid, name)
         if state == 'skip':
             n += 1
-            print('ok %d - %s # SKIP %s' % (n, label, why))
+            print('ok %d - %s # SKIP %s' % (n, label, exp[1] if exp and exp[0] == 'skip' else why))
         elif state == 'pass' and t_state == 'pass':
             out(True, label)
         elif state == 'fail' and t_state == 'fail' and exp and exp[0] == 'both':

@@ -35,6 +35,11 @@ nl_is EOPNOTSUPP "clsact under prio class 1:2" -p 1:2 -H 3:0 d0 clsact
 ip link add d2 type dummy
 nl_is EOPNOTSUPP "ingress as root (of a device without one)" -p ffff:ffff -H 4:0 d2 ingress
 nl_is EOPNOTSUPP "clsact as root" -p ffff:ffff -H 4:0 d2 clsact
+# tc 6.1 refuses block index 0 itself; the kernel must too.
+nl_is EINVAL "clsact with ingress_block 0" -i 0 d2 clsact
+nl_is EINVAL "clsact with egress_block 0" -e 0 d2 clsact
+nl_is EINVAL "ingress with ingress_block 0" -i 0 d2 ingress
+is "$(only_kind d2)" 0 "d2 has no ingress/clsact qdisc after the refusals"
 ip link del d2
 nl_is EINVAL "TC_H_INGRESS as the parent of a prio qdisc" -p ffff:fff1 -H 5:0 d0 prio
 is "$(only_kind d0) $(cat $PARAM)" "0 $base" "nothing created, no static key taken"
