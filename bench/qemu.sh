@@ -68,6 +68,12 @@ pick_accel() {
 accel=$(pick_accel)
 accel_args=(-accel tcg,thread=multi -cpu qemu64)
 [ "$accel" = kvm ] && accel_args=(-accel kvm -cpu qemu64)
+# BENCH_ICOUNT=1: the guest clock counts instructions (1 ns each), so a
+# timed run measures the path's instruction count, not the host's noise.
+if [ "${BENCH_ICOUNT:-0}" = 1 ] && [ "$accel" = tcg ]; then
+	accel_args=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu qemu64)
+	log "instruction-counting clock (-icount shift=0): guest ns = instructions"
+fi
 log "booting $(cat "$STAGE/kernel.release") under $accel (mode $mode)"
 common+=(-virtfs "local,path=$run/results,mount_tag=results,security_model=none")
 

@@ -4,17 +4,20 @@
 # for no qdisc, our clsact with no filter, our clsact and the tree's
 # sch_ingress each with a no-op BPF filter.
 #
-# TCG distorts absolute times and drifts within a boot, so every number
-# printed is a ratio of runs from the same round: each round visits all
+# make clsact-bench boots QEMU with -icount shift=0: the guest clock then
+# counts instructions, so "ns" are instructions and a run's time is its
+# path length, free of the host's noise (BENCH_ICOUNT=0 for wall-clock
+# TCG, which drifts by tens of percent here). Every number printed is a
+# ratio of runs from the same round: each round visits all
 # setups (in an order rotated per round, after a discarded warm-up run),
 # and a setup's ratio is the median over rounds of its time divided by
 # "none" in that round. "none2" is "none" measured again: its ratio is the
 # A/A noise, printed as the median and the interquartile range.
 PG=/bench/pktgen
 OBJ=/bench/tests/clsact/clsact_state.bpf.o
-COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-400000}	# about as long as
-COUNT_EGRESS=${CLSACT_BENCH_COUNT_EGRESS:-80000}	# an egress run
-ROUNDS=${CLSACT_BENCH_ROUNDS:-15}
+COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-200000}	# about as long as
+COUNT_EGRESS=${CLSACT_BENCH_COUNT_EGRESS:-40000}	# an egress run
+ROUNDS=${CLSACT_BENCH_ROUNDS:-9}
 SETUPS=(none ours-empty ours-nop tree-nop none2)
 say() { echo "clsact-bench: $*"; }
 declare -A T	# T[dir:setup] = "ns ns ..." one per round, in round order

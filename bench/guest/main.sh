@@ -22,6 +22,7 @@ done
 export BENCH_RESULTS=/results BENCH_STAGE=/bench
 export PYTHONDONTWRITEBYTECODE=1
 hostname bench-guest 2>/dev/null
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd	# bash process substitution
 ip link set lo up
 # Our sch_clsact stands in for the tree's sch_ingress: both answer the
 # net-sch-ingress/clsact aliases, so the tree's is kept out of alias loads
