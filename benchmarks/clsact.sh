@@ -1,8 +1,8 @@
 #!/bin/bash
 # clsact (seed 007) per-packet cost with the tree's pktgen samples on a
 # dummy device: ingress (xmit_mode netif_receive) and egress (queue_xmit),
-# for no qdisc, our clsact with no filter, our clsact and the tree's
-# sch_ingress each with a no-op BPF filter.
+# for no qdisc, our clsact and the tree's sch_ingress each with no filter
+# and with a no-op BPF filter.
 #
 # make clsact-bench boots QEMU with -icount shift=0: the guest clock then
 # counts instructions, so "ns" are instructions and a run's time is its
@@ -18,7 +18,7 @@ OBJ=/bench/tests/clsact/clsact_state.bpf.o
 COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-200000}	# about as long as
 COUNT_EGRESS=${CLSACT_BENCH_COUNT_EGRESS:-40000}	# an egress run
 ROUNDS=${CLSACT_BENCH_ROUNDS:-9}
-SETUPS=(none ours-empty ours-nop tree-nop none2)
+SETUPS=(none ours-empty tree-empty ours-nop tree-nop none2)
 say() { echo "clsact-bench: $*"; }
 declare -A T	# T[dir:setup] = "ns ns ..." one per round, in round order
 
@@ -50,6 +50,7 @@ setup() {
 	case $1 in
 	none | none2) ;;
 	ours-empty) use sch_clsact && tc qdisc add dev pg0 clsact ;;
+	tree-empty) use sch_ingress && tc qdisc add dev pg0 clsact ;;
 	ours-nop | tree-nop)
 		if [ "$1" = ours-nop ]; then use sch_clsact; else use sch_ingress; fi &&
 			tc qdisc add dev pg0 clsact &&
@@ -100,6 +101,7 @@ for d in ingress egress; do
 	read -r aq1 aa aq3 < <(paired none2 none $d | quart)
 	read -r eq1 em eq3 < <(paired ours-empty none $d | quart)
 	read -r oq1 ot oq3 < <(paired ours-nop tree-nop $d | quart)
+	read -r pq1 pt pq3 < <(paired ours-empty tree-empty $d | quart)
 	read -r nq1 nn nq3 < <(paired ours-nop none $d | quart)
 	read -r tq1 tn tq3 < <(paired tree-nop none $d | quart)
 	within=no
@@ -107,5 +109,6 @@ for d in ingress egress; do
 	say "$d: A/A, none again / none: $(fmt $aq1 $aa $aq3)"
 	say "$d: ours / tree, no-op filter: $(fmt $oq1 $ot $oq3) (goal <= 1.01)"
 	say "$d: ours present, no filter / none: $(fmt $eq1 $em $eq3) (goal: within the A/A IQR: $within)"
+	say "$d: ours / tree, both present with no filter: $(fmt $pq1 $pt $pq3)"
 	say "$d: no-op filter / none: ours $(fmt $nq1 $nn $nq3), tree $(fmt $tq1 $tn $tq3)$([ $d = egress ] && echo ' (goal <= 1.10)')"
 done
