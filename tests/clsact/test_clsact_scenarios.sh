@@ -1,4 +1,5 @@
 #!/bin/bash
+# bench-timeout: 600
 # sch_clsact in the scenarios upstream fixed in the ingress/clsact code
 # (2023-2024) and CVE-2024-41010, driven through raw rtnetlink (qdisc_nl)
 # where tc's own argument checks would stop the request before the kernel,
