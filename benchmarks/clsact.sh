@@ -26,13 +26,14 @@ modprobe pktgen && modprobe dummy && modprobe cls_bpf || { say "cannot load pktg
 ip link add pg0 type dummy && ip link set pg0 up
 modprobe -r sch_ingress sch_clsact 2>/dev/null
 
-# pg DIR COUNT: one pktgen run, prints ns per packet (pktgen's busy time)
+# pg DIR COUNT: one pktgen run, prints ns per packet (pktgen's busy time);
+# fails, with pktgen's output on stderr, if pktgen reports no result.
 pg() {
 	local mode=netif_receive out us
 	[ "$1" = egress ] && mode=queue_xmit
 	out=$(bash $PG/pktgen_bench_xmit_mode_$mode.sh -i pg0 -n "$2" -t 1 2>/dev/null)
 	us=$(echo "$out" | sed -n 's/.*Result: OK: [0-9]*(c\([0-9]*\)+d[0-9]*).*/\1/p')
-	[ -n "$us" ] || { say "pktgen failed: $out"; exit 1; }
+	[ -n "$us" ] || { say "pktgen failed: $out" >&2; return 1; }
 	echo $((us * 1000 / $2))
 }
 
@@ -44,17 +45,17 @@ use() {
 	modprobe "$1"
 }
 
-# setup NAME: put pg0 in that state
+# setup NAME: put pg0 in that state; the prefix names the module.
 setup() {
 	tc qdisc del dev pg0 clsact 2>/dev/null
 	case $1 in
-	none | none2) ;;
-	ours-empty) use sch_clsact && tc qdisc add dev pg0 clsact ;;
-	tree-empty) use sch_ingress && tc qdisc add dev pg0 clsact ;;
-	ours-nop | tree-nop)
-		if [ "$1" = ours-nop ]; then use sch_clsact; else use sch_ingress; fi &&
-			tc qdisc add dev pg0 clsact &&
-			tc filter add dev pg0 ingress bpf da obj $OBJ sec nop &&
+	none*) return 0 ;;
+	ours-*) use sch_clsact ;;
+	tree-*) use sch_ingress ;;
+	esac && tc qdisc add dev pg0 clsact || return
+	case $1 in
+	*-nop)
+		tc filter add dev pg0 ingress bpf da obj $OBJ sec nop &&
 			tc filter add dev pg0 egress bpf da obj $OBJ sec nop
 		;;
 	esac
@@ -68,8 +69,9 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 		for d in ingress egress; do
 			c=$COUNT_INGRESS
 			[ $d = egress ] && c=$COUNT_EGRESS
-			pg $d $((c / 10)) >/dev/null	# warm-up after the change
-			T[$d:$s]+="$(pg $d $c) "
+			pg $d $((c / 10)) >/dev/null &&	# warm-up after the change
+				ns=$(pg $d $c) || exit 1
+			T[$d:$s]+="$ns "
 		done
 	done
 done
