@@ -7,8 +7,10 @@ trap topology_down EXIT
 topology_up
 tc qdisc add dev v0 clsact || { say "cannot add clsact"; exit 1; }
 say "$(tc qdisc show dev v0 | grep clsact) (loaded: $(lsmod | awk '$1 ~ /^sch_(clsact|ingress)$/ {print $1}'))"
+say "static keys held with no filter yet: $(cat $PARAM)"
 tc filter add dev v0 ingress bpf da obj "$OBJ" sec ingress &&
 	tc filter add dev v0 egress bpf da obj "$OBJ" sec egress || { say "cannot add filters"; exit 1; }
+say "static keys held with an ingress and an egress filter: $(cat $PARAM)"
 say "ingress filter: $(tc filter show dev v0 ingress | grep -o 'bpf .*direct-action')"
 say "egress filter:  $(tc filter show dev v0 egress | grep -o 'bpf .*direct-action')"
 say "5 pings out, 5 replies in: $(pings 5) answered"

@@ -8,8 +8,11 @@
  * block at the receive hook, "clsact" one at the receive hook and one at
  * the transmit hook, before the root qdisc and without its lock. A block
  * reaches the hook through the device's tcx entry, whose mini_Qdisc the
- * block's chain head is published to; the hook's static key is held while
- * the qdisc exists, so a device without either costs nothing.
+ * block's chain head is published to. The hook's static key is held only
+ * while the block has filters on chain 0 (the only chain the hook starts
+ * from), so a device without either qdisc, or with one but no filters,
+ * costs nothing per packet. The tree's module holds the key for as long as
+ * the qdisc exists.
  *
  * Beyond the tree's module, each of clsact's directions counts its own
  * packets, bytes and drops. tc shows them as classes ffff:fff2 (ingress)
@@ -48,7 +51,11 @@ struct clsact_hook {
 	struct tcf_block *block;
 	struct tcf_block_ext_info block_info;
 	struct mini_Qdisc_pair miniqp;
-	bool key_held;		/* the hook's static key */
+	bool ingress;
+	/* The hook's static key, taken and released by the block's chain
+	 * head changes, which the block serializes per qdisc.
+	 */
+	bool key_held;
 	bool entry_held;	/* a reference in the device's tcx entry */
 };
 
@@ -68,7 +75,7 @@ static const struct kernel_param_ops keys_held_ops = {
 	.get = clsact_param_keys_held,
 };
 module_param_cb(keys_held, &keys_held_ops, NULL, 0444);
-MODULE_PARM_DESC(keys_held, "ingress/egress hook static keys held by this module's qdiscs");
+MODULE_PARM_DESC(keys_held, "ingress/egress hook static keys held: one per qdisc direction with filters");
 
 static struct Qdisc_ops ingress_ops;
 
@@ -103,27 +110,44 @@ static struct clsact_stats *clsact_stats_alloc(void)
 	return stats;
 }
 
-static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
+static void clsact_key_get(struct clsact_hook *h)
 {
-	mini_qdisc_pair_swap(priv, tp_head);
-}
-
-static void clsact_key_inc(bool ingress)
-{
-	if (ingress)
+	if (h->key_held)
+		return;
+	if (h->ingress)
 		net_inc_ingress_queue();
 	else
 		net_inc_egress_queue();
+	h->key_held = true;
 	atomic_inc(&keys_held);
 }
 
-static void clsact_key_dec(bool ingress)
+static void clsact_key_put(struct clsact_hook *h)
 {
-	if (ingress)
+	if (!h->key_held)
+		return;
+	if (h->ingress)
 		net_dec_ingress_queue();
 	else
 		net_dec_egress_queue();
+	h->key_held = false;
 	atomic_dec(&keys_held);
+}
+
+/* Called with chain 0's new first filter, or NULL when chain 0 empties (or
+ * this qdisc leaves a block that has filters). The mini_Qdisc is published
+ * before the key turns the hook on, and the key turned off after it is
+ * withdrawn; the hook copes with a NULL mini_Qdisc either way.
+ */
+static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
+{
+	struct clsact_hook *h = priv;
+
+	mini_qdisc_pair_swap(&h->miniqp, tp_head);
+	if (tp_head)
+		clsact_key_get(h);
+	else
+		clsact_key_put(h);
 }
 
 static int clsact_hook_init(struct Qdisc *sch, struct clsact_sched *q, int dir,
@@ -135,9 +159,7 @@ static int clsact_hook_init(struct Qdisc *sch, struct clsact_sched *q, int dir,
 	struct bpf_mprog_entry *entry;
 	bool created;
 
-	clsact_key_inc(ingress);
-	h->key_held = true;
-
+	h->ingress = ingress;
 	entry = tcx_entry_fetch_or_create(dev, ingress, &created);
 	if (!entry) {
 		NL_SET_ERR_MSG(extack, "no memory for the device's tcx entry");
@@ -157,7 +179,7 @@ static int clsact_hook_init(struct Qdisc *sch, struct clsact_sched *q, int dir,
 	h->block_info.binder_type = ingress ? FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS :
 					      FLOW_BLOCK_BINDER_TYPE_CLSACT_EGRESS;
 	h->block_info.chain_head_change = clsact_head_change;
-	h->block_info.chain_head_change_priv = &h->miniqp;
+	h->block_info.chain_head_change_priv = h;
 	return tcf_block_get_ext(&h->block, sch, &h->block_info, extack);
 }
 
@@ -168,9 +190,12 @@ static void clsact_hook_destroy(struct Qdisc *sch, struct clsact_sched *q, int d
 	bool ingress = dir == DIR_INGRESS;
 	struct bpf_mprog_entry *entry;
 
-	/* Unpublishes the chain from the hook (head change to NULL). */
+	/* Unpublishes the chain from the hook (head change to NULL) if chain 0
+	 * still exists; after it no head change reaches this hook.
+	 */
 	tcf_block_put_ext(h->block, sch, &h->block_info);
 	h->block = NULL;
+	clsact_key_put(h);
 
 	if (h->entry_held) {
 		entry = tcx_entry_fetch(dev, ingress);
@@ -180,10 +205,6 @@ static void clsact_hook_destroy(struct Qdisc *sch, struct clsact_sched *q, int d
 			tcx_entry_free(entry);
 		}
 		h->entry_held = false;
-	}
-	if (h->key_held) {
-		clsact_key_dec(ingress);
-		h->key_held = false;
 	}
 }
 

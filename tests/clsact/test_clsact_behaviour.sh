@@ -23,10 +23,13 @@ check "tc qdisc add dev v0 clsact" tc qdisc add dev v0 clsact
 is "$(loaded sch_clsact) $(loaded sch_ingress)" "yes no" "the clsact alias loaded our module, not sch_ingress"
 is "$(tc qdisc show dev v0 | grep clsact)" "qdisc clsact ffff: parent ffff:fff1 " \
 	"tc qdisc show: qdisc clsact ffff: parent ffff:fff1"
+is "$(cat $PARAM)" 0 "clsact without filters holds no static key (its hooks cost nothing)"
 check "tc filter add dev v0 ingress bpf da obj clsact_state.bpf.o sec ingress" \
 	tc filter add dev v0 ingress bpf da obj "$OBJ" sec ingress
+is "$(cat $PARAM)" 1 "the first ingress filter took the ingress key"
 check "tc filter add dev v0 egress bpf da obj clsact_state.bpf.o sec egress" \
 	tc filter add dev v0 egress bpf da obj "$OBJ" sec egress
+is "$(cat $PARAM)" 2 "the first egress filter took the egress key"
 tc filter show dev v0 ingress | grep -q 'clsact_state.bpf.o:\[ingress\] direct-action' &&
 	ok "tc filter show dev v0 ingress lists the ingress program" ||
 	not_ok "tc filter show dev v0 ingress lists the ingress program"
@@ -155,6 +158,13 @@ check "ingress: a filter under ffff:1234" tc filter add dev red0 parent ffff:123
 check "ingress: a filter under ffff:" tc filter add dev red0 parent ffff: matchall action pass
 fails "clsact on a device with ingress is refused" tc qdisc add dev red0 clsact
 is "$(cat $PARAM)" 3 "static keys held: 2 for clsact on v0, 1 for ingress on red0"
+tc filter add dev red0 parent ffff: chain 1 matchall action pass
+tc filter del dev red0 parent ffff: prio 49152
+is "$(tc filter show dev red0 parent ffff: | grep -c 'matchall chain 0') $(cat $PARAM)" "1 3" \
+	"one filter left on red0's chain 0: its key still held"
+tc filter del dev red0 parent ffff: chain 0
+is "$(tc filter show dev red0 parent ffff: chain 1 | grep -c matchall) $(cat $PARAM)" "1 2" \
+	"red0's chain 0 emptied: its key released (chain 1 alone is never run)"
 
 # --- shared blocks
 check "clsact with ingress_block 21 egress_block 22 on red1" bash -c \
@@ -163,6 +173,16 @@ check "a filter on block 21" tc filter add block 21 matchall action drop
 is "$(tc qdisc show dev red1 | grep -o 'ingress_block 21 egress_block 22')" "ingress_block 21 egress_block 22" \
 	"tc qdisc show reports both block indexes"
 is "$(tc filter show block 21 | grep -c 'matchall chain 0 handle')" 1 "tc filter show block 21 lists it"
+is "$(cat $PARAM)" 3 "block 21's filter: red1's ingress key, not its egress one"
+check "clsact on red2 binding block 21, which has a filter" bash -c \
+	'ip link add red2 type dummy && tc qdisc add dev red2 ingress_block 21 clsact'
+is "$(cat $PARAM)" 4 "red2 took its ingress key when it bound the block"
+tc filter del block 21
+is "$(cat $PARAM)" 2 "block 21 emptied: both its qdiscs released their keys"
+tc filter add block 21 matchall action pass
+is "$(cat $PARAM)" 4 "a filter on block 21 again: both take their keys"
+ip link del red2
+is "$(cat $PARAM)" 3 "red2 deleted with the block in use: its key released, red1's kept"
 
 # --- teardown: keys released with the last qdisc
 tc qdisc del dev v0 clsact

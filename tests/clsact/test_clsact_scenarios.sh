@@ -46,16 +46,19 @@ nl_is EINVAL "TC_H_INGRESS as the parent of a prio qdisc" -p ffff:fff1 -H 5:0 d0
 is "$(only_kind d0) $(cat $PARAM)" "0 $base" "nothing created, no static key taken"
 
 check "tc qdisc add dev d0 ingress" tc qdisc add dev d0 ingress
+tc filter add dev d0 ingress matchall action pass
 nl_is EINVAL "regrafting the ingress qdisc under prio class 1:1" -r -p 1:1 -H ffff:0 d0 ingress
 nl_is EINVAL "replacing ingress ffff: by clsact ffff: (same handle, other kind)" -r -H ffff:0 d0 clsact
-is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress ffff:') $(cat $PARAM)" "1 $((base + 1))" \
-	"the ingress qdisc is whole, one key held"
+is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress ffff:') $(tc filter show dev d0 ingress | grep -c matchall) $(cat $PARAM)" \
+	"1 1 $((base + 1))" "the ingress qdisc is whole, its filter there, one key held"
 nl_is OK "replacing ingress by clsact with no handle (the core picks one)" -r -H 0:0 d0 clsact
-is "$(tc qdisc show dev d0 | grep -c 'qdisc clsact') $(cat $PARAM)" "1 $((base + 2))" \
-	"clsact took its place: its two keys, ingress's released"
+is "$(tc qdisc show dev d0 | grep -c 'qdisc clsact') $(cat $PARAM)" "1 $base" \
+	"clsact took its place, empty: no key; ingress's went with its filter"
+tc filter add dev d0 ingress matchall action pass && tc filter add dev d0 egress matchall action pass
+is "$(cat $PARAM)" $((base + 2)) "a filter on each of clsact's hooks: two keys"
 nl_is OK "and back: clsact replaced by ingress" -r -H 0:0 d0 ingress
-is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress') $(cat $PARAM)" "1 $((base + 1))" \
-	"ingress again, one key"
+is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress') $(cat $PARAM)" "1 $base" \
+	"ingress again, empty: clsact's two keys released"
 tc qdisc del dev d0 ingress
 tc qdisc del dev d0 root
 

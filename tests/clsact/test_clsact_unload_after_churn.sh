@@ -16,6 +16,9 @@ for i in $(seq "$CYCLES"); do
 	echo "qdisc add dev v0 clsact"
 	echo "filter add dev v0 ingress prio 1 matchall action pass"
 	echo "filter add dev v0 egress prio 1 matchall action ok"
+	# Half the cycles empty the ingress hook first: its key goes with
+	# its last filter; otherwise with the qdisc.
+	[ $((i % 2)) = 0 ] && echo "filter del dev v0 ingress prio 1"
 	echo "qdisc del dev v0 clsact"
 done >/tmp/churn.batch
 ping -f -q -w 3000 $B >/tmp/ping-out.txt 2>&1 &
