@@ -2,7 +2,8 @@
 # clsact (seed 007) per-packet cost with the tree's pktgen samples on a
 # dummy device: ingress (xmit_mode netif_receive) and egress (queue_xmit),
 # for no qdisc, our clsact and the tree's sch_ingress each with no filter
-# and with a no-op BPF filter.
+# and with a no-op BPF filter, and ours with the cheapest filter there is
+# (matchall without actions: the floor of the core's hook and classify).
 #
 # make clsact-bench boots QEMU with -icount shift=0: the guest clock then
 # counts instructions, so "ns" are instructions and a run's time is its
@@ -18,11 +19,11 @@ OBJ=/bench/tests/clsact/clsact_state.bpf.o
 COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-200000}	# about as long as
 COUNT_EGRESS=${CLSACT_BENCH_COUNT_EGRESS:-40000}	# an egress run
 ROUNDS=${CLSACT_BENCH_ROUNDS:-9}
-SETUPS=(none ours-empty tree-empty ours-nop tree-nop none2)
+SETUPS=(none ours-empty tree-empty ours-nop tree-nop ours-mall none2)
 say() { echo "clsact-bench: $*"; }
 declare -A T	# T[dir:setup] = "ns ns ..." one per round, in round order
 
-modprobe pktgen && modprobe dummy && modprobe cls_bpf || { say "cannot load pktgen/dummy/cls_bpf"; exit 1; }
+modprobe pktgen && modprobe dummy && modprobe cls_bpf && modprobe cls_matchall || { say "cannot load pktgen/dummy/cls_bpf"; exit 1; }
 ip link add pg0 type dummy && ip link set pg0 up
 modprobe -r sch_ingress sch_clsact 2>/dev/null
 
@@ -58,6 +59,7 @@ setup() {
 		tc filter add dev pg0 ingress bpf da obj $OBJ sec nop &&
 			tc filter add dev pg0 egress bpf da obj $OBJ sec nop
 		;;
+	*-mall) tc filter add dev pg0 ingress matchall && tc filter add dev pg0 egress matchall ;;
 	esac
 }
 
@@ -106,6 +108,7 @@ for d in ingress egress; do
 	read -r pq1 pt pq3 < <(paired ours-empty tree-empty $d | quart)
 	read -r nq1 nn nq3 < <(paired ours-nop none $d | quart)
 	read -r tq1 tn tq3 < <(paired tree-nop none $d | quart)
+	read -r mq1 mn mq3 < <(paired ours-mall none $d | quart)
 	within=no
 	awk -v e="$em" -v lo="$aq1" -v hi="$aq3" 'BEGIN { exit !(e >= lo && e <= hi) }' && within=yes
 	say "$d: A/A, none again / none: $(fmt $aq1 $aa $aq3)"
@@ -113,4 +116,5 @@ for d in ingress egress; do
 	say "$d: ours present, no filter / none: $(fmt $eq1 $em $eq3) (goal: within the A/A IQR: $within)"
 	say "$d: ours / tree, both present with no filter: $(fmt $pq1 $pt $pq3)"
 	say "$d: no-op filter / none: ours $(fmt $nq1 $nn $nq3), tree $(fmt $tq1 $tn $tq3)$([ $d = egress ] && echo ' (goal <= 1.10)')"
+	say "$d: cheapest filter (matchall, no action) / none: ours $(fmt $mq1 $mn $mq3)"
 done

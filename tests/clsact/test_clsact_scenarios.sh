@@ -49,7 +49,7 @@ check "tc qdisc add dev d0 ingress" tc qdisc add dev d0 ingress
 tc filter add dev d0 ingress matchall action pass
 nl_is EINVAL "regrafting the ingress qdisc under prio class 1:1" -r -p 1:1 -H ffff:0 d0 ingress
 nl_is EINVAL "replacing ingress ffff: by clsact ffff: (same handle, other kind)" -r -H ffff:0 d0 clsact
-is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress ffff:') $(tc filter show dev d0 ingress | grep -c matchall) $(cat $PARAM)" \
+is "$(tc qdisc show dev d0 | grep -c 'qdisc ingress ffff:') $(tc filter show dev d0 ingress | grep -c 'matchall chain 0 handle') $(cat $PARAM)" \
 	"1 1 $((base + 1))" "the ingress qdisc is whole, its filter there, one key held"
 nl_is OK "replacing ingress by clsact with no handle (the core picks one)" -r -H 0:0 d0 clsact
 is "$(tc qdisc show dev d0 | grep -c 'qdisc clsact') $(cat $PARAM)" "1 $base" \
