@@ -3,7 +3,7 @@
 # dummy device: ingress (xmit_mode netif_receive) and egress (queue_xmit),
 # for no qdisc, our clsact and the tree's sch_ingress each with no filter
 # and with a no-op BPF filter, and ours with the cheapest filter there is
-# (matchall without actions: the floor of the core's hook and classify).
+# (matchall, a class id and no action: the floor of the core's hook and classify).
 #
 # make clsact-bench boots QEMU with -icount shift=0: the guest clock then
 # counts instructions, so "ns" are instructions and a run's time is its
@@ -59,7 +59,8 @@ setup() {
 		tc filter add dev pg0 ingress bpf da obj $OBJ sec nop &&
 			tc filter add dev pg0 egress bpf da obj $OBJ sec nop
 		;;
-	*-mall) tc filter add dev pg0 ingress matchall && tc filter add dev pg0 egress matchall ;;
+	# (tc sends no options for a bare "matchall", which the kernel refuses)
+	*-mall) tc filter add dev pg0 ingress matchall classid :1 && tc filter add dev pg0 egress matchall classid :1 ;;
 	esac
 }
 

@@ -130,12 +130,15 @@ demo | bench)
 	# every script of /bench/demo or /bench/benchmarks, output kept
 	dir=/bench/demo
 	[ "$mode" = bench ] && dir=/bench/benchmarks
+	# A script that fails fails the boot (and the make target).
+	rc=0
 	for d in "$dir"/*.sh; do
 		[ -x "$d" ] || continue
 		[ -z "$only" ] || [[ "$(basename "$d")" == $only* ]] || continue
 		"$d" 2>&1 | tee -a "/results/$mode.txt"
+		[ "${PIPESTATUS[0]}" = 0 ] || { rc=1; echo "bench: $d failed" | tee -a "/results/$mode.txt" >/dev/console; }
 	done
-	exit 0
+	exit $rc
 	;;
 shell)
 	console "bench: interactive shell; 'exit' powers the guest off"
