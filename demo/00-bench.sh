@@ -7,4 +7,5 @@ if modprobe lk45_skeleton && [ "$(cat /sys/module/lk45_skeleton/parameters/loads
 	echo "bench: out-of-tree module lk45_skeleton built, loaded and unloaded"
 else
 	echo "bench: FAILED to load/unload the out-of-tree skeleton module"
+	exit 1
 fi
