@@ -14,6 +14,8 @@
 # and a setup's ratio is the median over rounds of its time divided by
 # "none" in that round. "none2" is "none" measured again: its ratio is the
 # A/A noise, printed as the median and the interquartile range.
+. /bench/benchmarks/lib.sh
+
 PG=/bench/pktgen
 OBJ=/bench/tests/clsact/clsact_state.bpf.o
 COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-200000}	# about as long as
@@ -82,12 +84,6 @@ tc qdisc del dev pg0 clsact 2>/dev/null
 ip link del pg0
 modprobe -r sch_ingress sch_clsact pktgen 2>/dev/null
 
-# quart: "Q1 median Q3" of the numbers on stdin
-quart() {
-	sort -g | awk '{a[NR] = $1}
-		function q(p,  i) { i = 1 + p * (NR - 1); return a[int(i)] + (i - int(i)) * (a[int(i) + 1] - a[int(i)]) }
-		END { printf "%.3f %.3f %.3f\n", q(0.25), q(0.5), q(0.75) }'
-}
 # paired A B DIR: per-round T[A]/T[B], one per line
 paired() {
 	paste <(tr ' ' '\n' <<<"${T[$3:$1]}" | grep .) <(tr ' ' '\n' <<<"${T[$3:$2]}" | grep .) |
@@ -99,7 +95,7 @@ say "$ROUNDS rounds; per run $COUNT_INGRESS packets ingress, $COUNT_EGRESS egres
 for d in ingress egress; do
 	for s in "${SETUPS[@]}"; do
 		say "$(printf '%-8s %-11s median %5s ns  (runs: %s)' $d $s \
-			"$(tr ' ' '\n' <<<"${T[$d:$s]}" | grep . | quart | cut -d' ' -f2 | cut -d. -f1)" "${T[$d:$s]% }")"
+			"$(tr ' ' '\n' <<<"${T[$d:$s]}" | grep . | median | cut -d. -f1)" "${T[$d:$s]% }")"
 	done
 done
 for d in ingress egress; do

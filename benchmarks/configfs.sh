@@ -4,6 +4,7 @@
 # loaded in turn in this one boot. Prints times and ratios; TCG distorts
 # absolute times, the ratios are what counts.
 . /bench/tests/configfs/lib.sh
+. /bench/benchmarks/lib.sh
 
 MiB=$((1 << 20))
 STORE=$CONFIGFS/lk45_blobstore/bench
@@ -32,7 +33,7 @@ upload1() {
 settle() {
 	local k=$1:$2:$3 n
 	n=$(echo ${RUNS[$k]} | wc -w)
-	T[$k]=$(echo ${RUNS[$k]} | tr ' ' '\n' | sort -n | sed -n "$(((n + 1) / 2))p")
+	T[$k]=$(echo ${RUNS[$k]} | tr ' ' '\n' | median)
 	say "$(printf '%-10s %3d MiB in %6d B writes: %12.3f ms (median of %d)' "$1" "$2" "$3" \
 		"$(echo "${T[$k]} / 1000000" | bc -l)" "$n")"
 }
