@@ -25,7 +25,7 @@ SETUPS=(none ours-empty tree-empty ours-nop tree-nop ours-mall none2)
 say() { echo "clsact-bench: $*"; }
 declare -A T	# T[dir:setup] = "ns ns ..." one per round, in round order
 
-modprobe pktgen && modprobe dummy && modprobe cls_bpf && modprobe cls_matchall || { say "cannot load pktgen/dummy/cls_bpf"; exit 1; }
+modprobe pktgen && modprobe dummy && modprobe cls_bpf && modprobe cls_matchall || { say "cannot load pktgen, dummy, cls_bpf or cls_matchall"; exit 1; }
 ip link add pg0 type dummy && ip link set pg0 up
 modprobe -r sch_ingress sch_clsact 2>/dev/null
 
