@@ -66,7 +66,7 @@ reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
 lint-patches) exec "$B/lint-patches.sh" ;;
 csum-bench) show bench "benchmark csum: one boot of the non-debug kernel; TCG distorts absolute numbers, compare ratios" bench.only=csum ;;
-configfs-bench) show bench "benchmark configfs: one boot of the non-debug kernel, ours then 6.12's configfs; TCG distorts absolute times, compare ratios" bench.only=configfs ;;
+configfs-bench) BENCH_ICOUNT=${BENCH_ICOUNT:-1} show bench "benchmark configfs: one boot of the non-debug kernel, ours then 6.12's configfs, under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=configfs ;;
 clsact-bench) BENCH_ICOUNT=${BENCH_ICOUNT:-1} show bench "benchmark clsact: pktgen in one boot of the non-debug kernel under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=clsact ;;
 clsact-tdc)
 	# tdc against ours, then the tree's sch_ingress, in one boot of the

@@ -1,8 +1,9 @@
 #!/bin/bash
 # configfs binary attribute uploads (seed 008): our paged buffer against
 # 6.12's configfs (built from the pristine tree as configfs_pristine.ko),
-# loaded in turn in this one boot. Prints times and ratios; TCG distorts
-# absolute times, the ratios are what counts.
+# loaded in turn in this one boot. Prints times and ratios; the ratios are
+# what counts. make configfs-bench counts instructions (-icount), so a
+# "ms" is a million instructions; wall-clock TCG drifts between runs.
 . /bench/tests/configfs/lib.sh
 . /bench/benchmarks/lib.sh
 
