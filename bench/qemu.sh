@@ -20,7 +20,7 @@ rm -rf "${run:?}/results/"*
 
 # Instruction counting (BENCH_ICOUNT=1) gets one vCPU: with two, two
 # benchmark boots hung with vCPU 0 spinning in d_alloc_parallel() for over
-# 20 guest seconds (an RCU stall) while its sibling did not run.
+# 20 guest seconds (an RCU stall); one vCPU cannot wait on a sibling.
 SMP=2
 [ "${BENCH_ICOUNT:-0}" = 1 ] && SMP=1
 
