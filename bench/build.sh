@@ -168,7 +168,10 @@ build_tests() {
 			;;
 		*)
 			dst=${dst%.c}
-			gcc -O2 -Wall -Wextra -Werror -I"$REPO/tests/lib" -o "$dst" "$src" ||
+			# A test names the libraries it links in a "bench-ldlibs:" line.
+			# shellcheck disable=SC2046
+			gcc -O2 -Wall -Wextra -Werror -I"$REPO/tests/lib" -o "$dst" "$src" \
+				$(sed -n 's|^// bench-ldlibs: ||p' "$src") ||
 				die "cannot compile guest test $src"
 			;;
 		esac

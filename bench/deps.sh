@@ -9,6 +9,7 @@ PKGS=(
 	iproute2 ethtool tcpdump iputils-ping netcat-openbsd socat
 	clang llvm libbpf-dev bpftool acpica-tools procps util-linux
 	python3-scapy	# tc-testing sends packets with it
+	liburing-dev	# configfs tests write through io_uring
 )
 
 missing=()

@@ -62,6 +62,7 @@ static inline unsigned char *blob_image(const unsigned char *payload, size_t len
 
 struct upload {
 	int open_err, write_err, close_err;	/* errno, 0 for success */
+	int fsync_err;				/* when asked to fsync */
 	size_t written;
 	long long ns;				/* open to close, inclusive */
 };
@@ -74,9 +75,11 @@ static inline long long blob_now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Upload @len bytes in writes of @chunk; stops at the first failed write. */
-static inline struct upload blob_upload(const char *path, const void *data,
-					size_t len, size_t chunk)
+/* Upload @len bytes in writes of @chunk; stops at the first failed write.
+ * With @do_fsync, commits with fsync(2) before the close(2).
+ */
+static inline struct upload blob_upload_ex(const char *path, const void *data,
+					   size_t len, size_t chunk, int do_fsync)
 {
 	struct upload u = { 0 };
 	long long t0 = blob_now_ns();
@@ -96,10 +99,18 @@ static inline struct upload blob_upload(const char *path, const void *data,
 		}
 		u.written += r;
 	}
+	if (do_fsync && fsync(fd))
+		u.fsync_err = errno;
 	if (close(fd))
 		u.close_err = errno;
 	u.ns = blob_now_ns() - t0;
 	return u;
+}
+
+static inline struct upload blob_upload(const char *path, const void *data,
+					size_t len, size_t chunk)
+{
+	return blob_upload_ex(path, data, len, chunk, 0);
 }
 
 /* Read a whole file into a malloc()ed buffer; returns its length or -errno. */

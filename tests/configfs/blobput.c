@@ -6,9 +6,12 @@
  *   blobput ATTR FILE [CHUNK]          upload FILE's bytes
  *   blobput ATTR -p SIZE [CHUNK]       upload SIZE bytes of a fixed pattern
  *   blobput ATTR -z                    one write(fd, buf, 0), then close
+ *   blobput -f ATTR ...                 the same, committing with fsync(2)
+ *                                       before close(2)
  *
- * Prints "bytes=N write=ERR close=ERR ns=T" (ERR: OK or an errno name) and
- * exits 0 only when every write and the close succeeded.
+ * Prints "bytes=N write=ERR close=ERR ns=T" (ERR: OK or an errno name),
+ * with -f "bytes=N write=ERR fsync=ERR close=ERR ns=T", and exits 0 only
+ * when every call succeeded.
  */
 #define _GNU_SOURCE
 #include "blob.h"
@@ -18,7 +21,12 @@ int main(int argc, char **argv)
 	size_t len, chunk = 4096;
 	unsigned char *data = NULL;
 	struct upload u;
+	int do_fsync = argc > 1 && !strcmp(argv[1], "-f");
 
+	if (do_fsync) {
+		argv++;
+		argc--;
+	}
 	if (argc < 3 || (!strcmp(argv[2], "-p") && argc < 4)) {
 		fprintf(stderr, "usage: blobput ATTR FILE [CHUNK] | blobput ATTR -p SIZE [CHUNK] | blobput ATTR -z\n");
 		return 2;
@@ -56,13 +64,14 @@ int main(int argc, char **argv)
 	}
 	if (!chunk)
 		chunk = len ? len : 1;
-	u = blob_upload(argv[1], data, len, chunk);
+	u = blob_upload_ex(argv[1], data, len, chunk, do_fsync);
 	if (u.open_err) {
 		printf("open=%s\n", blob_errname(u.open_err));
 		return 1;
 	}
-	printf("bytes=%zu write=%s close=%s ns=%lld\n", u.written,
-	       blob_errname(u.write_err), blob_errname(u.close_err), u.ns);
+	printf("bytes=%zu write=%s%s%s close=%s ns=%lld\n", u.written,
+	       blob_errname(u.write_err), do_fsync ? " fsync=" : "",
+	       do_fsync ? blob_errname(u.fsync_err) : "", blob_errname(u.close_err), u.ns);
 	free(data);
-	return u.write_err || u.close_err;
+	return u.write_err || u.fsync_err || u.close_err;
 }

@@ -50,6 +50,23 @@ is "$found" yes "its bytes there are the compiled SSDT's"
 is "$($BLOBPUT $T/lk45/aml lk45.aml | cut -d' ' -f1-3)" "bytes=71 write=OK close=EBUSY" \
 	"a second upload to a loaded item: close fails with EBUSY"
 
+# The same SSDT from another item: ACPICA refuses it (AE_ALREADY_EXISTS),
+# which must reach the writer as an error (6.12 returned the positive
+# status, which the commit took for success).
+mkdir $T/dup $T/dup2
+is "$($BLOBPUT $T/dup/aml lk45.aml | cut -d' ' -f1-3)" "bytes=71 write=OK close=EEXIST" \
+	"the same SSDT from a second item: close fails with EEXIST"
+is "$($BLOBPUT -f $T/dup2/aml lk45.aml | cut -d' ' -f1-4)" \
+	"bytes=71 write=OK fsync=EEXIST close=EEXIST" \
+	"committed with fsync: fsync and close fail with EEXIST"
+is "$(ls $DYN | wc -l)" "$((ndyn + 1))" "the refused duplicates added no table"
+mkdir $T/empty
+check "rmdir the refused items and one that never loaded" rmdir $T/dup $T/dup2 $T/empty
+sleep 1
+[ -e $DEV ] && ok "the loaded table is still loaded: its device is there" ||
+	not_ok "the loaded table is still loaded: its device is there"
+is "$(ls $DYN | wc -l)" "$((ndyn + 1))" "and the table count is unchanged"
+
 check "rmdir $T/lk45" rmdir $T/lk45
 wait_for ! -e $DEV && ok "rmdir unloaded the table: the device is gone" ||
 	not_ok "rmdir unloaded the table: the device is gone"
@@ -60,6 +77,26 @@ is "$($BLOBPUT $T/again/aml lk45b.aml | cut -d' ' -f1-3)" "bytes=71 write=OK clo
 wait_for -e $DEV && ok "and its device is back" || not_ok "and its device is back"
 check "rmdir again" rmdir $T/again
 wait_for ! -e $DEV && ok "and gone again" || not_ok "and gone again"
+
+# The first SSDT once more, from a new item: ACPICA reloads the copy it
+# kept from the first load; the item's own copy must not leak.
+mkdir $T/same
+is "$($BLOBPUT -f $T/same/aml lk45.aml | cut -d' ' -f1-4)" "bytes=71 write=OK fsync=OK close=OK" \
+	"the first SSDT again, from a new item: fsync and close return 0"
+wait_for -e $DEV && ok "its device is back" || not_ok "its device is back"
+cmp -s $T/same/aml lk45.aml && ok "the item reads back the table's bytes" ||
+	not_ok "the item reads back the table's bytes"
+check "rmdir same" rmdir $T/same
+wait_for ! -e $DEV && ok "and it unloads" || not_ok "and it unloads"
+KL=/sys/kernel/debug/kmemleak
+if [ -w $KL ]; then
+	sleep 6	# kmemleak reports only objects older than 5 s
+	echo scan >$KL && echo scan >$KL
+	is "$(grep -c acpi_table_aml_write $KL)" 0 \
+		"kmemleak: no object allocated by acpi_table_aml_write() leaked"
+else
+	skip "kmemleak after the reload" "no kmemleak in this kernel"
+fi
 check "acpi_configfs unloads" modprobe -r acpi_configfs
 cd / && rm -rf "$work"
 done_testing
