@@ -84,8 +84,10 @@ mkdir $T/same
 is "$($BLOBPUT -f $T/same/aml lk45.aml | cut -d' ' -f1-4)" "bytes=71 write=OK fsync=OK close=OK" \
 	"the first SSDT again, from a new item: fsync and close return 0"
 wait_for -e $DEV && ok "its device is back" || not_ok "its device is back"
-cmp -s $T/same/aml lk45.aml && ok "the item reads back the table's bytes" ||
-	not_ok "the item reads back the table's bytes"
+cat $T/same/aml >same.out 2>same.err
+cmp -s same.out lk45.aml && ok "the item reads back the table's bytes" ||
+	{ not_ok "the item reads back the table's bytes"
+	  diag "read: $(wc -c <same.out) bytes, $(cat same.err); $(od -An -tx1 same.out | head -2)"; }
 check "rmdir same" rmdir $T/same
 wait_for ! -e $DEV && ok "and it unloads" || not_ok "and it unloads"
 KL=/sys/kernel/debug/kmemleak

@@ -193,6 +193,12 @@ int main(void)
 	tap_result(t.close_zero + t.close_zero_after_fsync > 0,
 		   "the hammers held transient references: close(2) could not report in %ld "
 		   "rounds", t.close_zero + t.close_zero_after_fsync);
+	tap_is_long(system("dmesg | grep -q 'configfs: configfs:'"), 256,
+		    "the log never says \"configfs: configfs:\"");
+	if (t.close_zero)
+		tap_is_long(system("dmesg | grep -q "
+				   "'configfs: image: commit at the last reference failed: -74'"),
+			    0, "a commit lost to close(2) is logged once prefixed, with EBADMSG");
 	tap_is_long(counter("rejects") - rejects0, ROUNDS,
 		    "the store counted one rejected commit per round: none lost, none twice");
 	tap_is_long(rmdir(ITEM), 0, "rmdir " ITEM);

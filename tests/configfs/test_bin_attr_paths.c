@@ -271,6 +271,22 @@ static const char *case_pwrite_at_end(void)
 	return outcome;
 }
 
+/* pwrite(2) does not move the file position: write(2) is aimed behind. */
+static const char *case_pwrite_then_write(void)
+{
+	int fd, a, b, s, c;
+
+	reset_blob();
+	fd = open(BLOB, O_WRONLY);
+	a = pwrite(fd, data, 300, 0) == 300 ? 0 : errno;
+	b = write(fd, data + 300, 300) < 0 ? errno : 0;
+	s = fsync(fd) ? errno : 0;
+	c = close(fd) ? errno : 0;
+	OUT("p@0=%s write(at position 0)=%s fsync=%s close=%s blob=%s", en(a), en(b), en(s),
+	    en(c), stored(data, 600));
+	return outcome;
+}
+
 static const char *case_pwrite_gap(void)
 {
 	int fd, a, b, s, c;
@@ -313,17 +329,17 @@ static const char *case_pwritev2_flags(void)
 	v = (struct iovec){ data, 1000 };
 	cur = pwritev2(fd, &v, 1, -1, 0) == 1000 ? 0 : errno;
 	v = (struct iovec){ data + 1000, 1000 };
-	app = pwritev2(fd, &v, 1, 12345, RWF_APPEND) == 1000 ? 0 : errno;
-	v = (struct iovec){ data + 2000, 1000 };
 	dsync = pwritev2(fd, &v, 1, -1, RWF_DSYNC) == 1000 ? 0 : errno;
 	commits1 = counter("commits");
 	v = (struct iovec){ data + 5000, 1000 };
 	nowait = pwritev2(fd, &v, 1, -1, RWF_NOWAIT) < 0 ? errno : 0;
+	v = (struct iovec){ data + 2000, 1000 };
+	app = pwritev2(fd, &v, 1, 12345, RWF_APPEND) == 1000 ? 0 : errno;
 	s = fsync(fd) ? errno : 0;
 	c = close(fd) ? errno : 0;
-	OUT("cur=%s append@12345=%s dsync=%s commits-before-fsync=%ld nowait=%s fsync=%s "
-	    "close=%s blob=%s", en(cur), en(app), en(dsync), commits1 - commits0,
-	    en(nowait), en(s), en(c), stored(data, 3000));
+	OUT("cur=%s dsync=%s commits-before-fsync=%ld nowait=%s append@12345=%s fsync=%s "
+	    "close=%s blob=%s", en(cur), en(dsync), commits1 - commits0, en(nowait),
+	    en(app), en(s), en(c), stored(data, 3000));
 	return outcome;
 }
 
@@ -788,15 +804,17 @@ static const char *case_fail_nth_sweep(long *bad)
 			e = errno;
 		if (!e && !pristine && fsync(fd))
 			e = errno;
+		c = -1;
 		if (pristine) {
-			e = e ? e : close(fd) ? errno : 0;
-			fd = -1;
+			c = close(fd) ? errno : 0;
+			e = e ? e : c;
 		}
 		memset(rest, 0, sizeof(rest));
 		pread(nth, rest, sizeof(rest) - 1, 0);
 		write(nth, "0", 1);
 		injected = atoi(rest) == 0;
-		c = fd < 0 ? e : close(fd) ? errno : 0;
+		if (c < 0)
+			c = close(fd) ? errno : 0;
 		st = stored(data, 80000);
 		if (e ? strcmp(st, "old") || c != e : strcmp(st, "new") || c) {
 			if (++*bad <= 5)
@@ -830,53 +848,87 @@ static const char *pidfd_close_only(void) { return case_pidfd_getfd(0); }
 
 static const struct tcase cases[] = {
 	{ "AIO writes at offsets 3000 then 0, in one io_submit", case_aio_out_of_order,
-	  "w@3000=ESPIPE w@0=ESPIPE fsync=ESPIPE close=ESPIPE blob=old", "?" },
+	  "w@3000=ESPIPE w@0=ESPIPE fsync=ESPIPE close=ESPIPE blob=old", 
+	  "w@3000=OK w@0=OK fsync=EINVAL close=OK blob=new" },
 	{ "AIO writes at 0 then 3000, then IOCB_CMD_FSYNC", case_aio_in_order,
-	  "w@0=OK w@3000=OK aio-fsync=OK close=OK blob=new", "?" },
+	  "w@0=OK w@3000=OK aio-fsync=OK close=OK blob=new", 
+	  "w@0=OK w@3000=OK aio-fsync=EINVAL close=OK blob=new" },
 	{ "io_uring writes at the current position, IORING_OP_FSYNC",
-	  case_uring_current_position, "w=OK w=OK uring-fsync=OK close=OK blob=new", "?" },
+	  case_uring_current_position, "w=OK w=OK uring-fsync=OK close=OK blob=new", 
+	  "w=OK w=OK uring-fsync=EINVAL close=OK blob=new" },
 	{ "io_uring writes at 0, at the end, then behind the end", case_uring_offsets,
-	  "w@0=OK w@4000=OK w@100=ESPIPE uring-fsync=ESPIPE close=ESPIPE blob=old", "?" },
-	{ "io_uring read at offset 7", case_uring_read, "read@7=100 bytes=right", "?" },
+	  "w@0=OK w@4000=OK w@100=ESPIPE uring-fsync=ESPIPE close=ESPIPE blob=old", 
+	  "w@0=OK w@4000=OK w@100=OK uring-fsync=EINVAL close=OK blob=other(8000 bytes)" },
+	{ "io_uring read at offset 7", case_uring_read, "read@7=100 bytes=right", 
+	  "read@7=100 bytes=right" },
 	{ "pwrite(2) at 0, then at the end", case_pwrite_at_end,
-	  "p@0=OK p@2000=OK fsync=OK close=OK blob=new", "?" },
+	  "p@0=OK p@2000=OK fsync=OK close=OK blob=new", 
+	  "p@0=OK p@2000=OK fsync=EINVAL close=OK blob=new" },
 	{ "pwrite(2) past the end", case_pwrite_gap,
-	  "p@4096=ESPIPE then-write=ESPIPE fsync=ESPIPE close=ESPIPE blob=old", "?" },
+	  "p@4096=ESPIPE then-write=ESPIPE fsync=ESPIPE close=ESPIPE blob=old", 
+	  "p@4096=OK then-write=OK fsync=EINVAL close=OK blob=other(4196 bytes)" },
 	{ "pwrite(2) behind the end", case_pwrite_behind,
-	  "w=OK p@0=ESPIPE fsync=ESPIPE close=ESPIPE blob=old", "?" },
-	{ "pwritev2(2): offset -1, RWF_APPEND, RWF_DSYNC, RWF_NOWAIT", case_pwritev2_flags,
-	  "cur=OK append@12345=OK dsync=OK commits-before-fsync=0 nowait=EOPNOTSUPP fsync=OK "
-	  "close=OK blob=new", "?" },
+	  "w=OK p@0=ESPIPE fsync=ESPIPE close=ESPIPE blob=old", 
+	  "w=OK p@0=OK fsync=EINVAL close=OK blob=other(200 bytes)" },
+	{ "pwritev2(2): offset -1, RWF_DSYNC, RWF_NOWAIT, RWF_APPEND aimed at 12345",
+	  case_pwritev2_flags,
+	  "cur=OK dsync=OK commits-before-fsync=0 nowait=EOPNOTSUPP append@12345=OK fsync=OK "
+	  "close=OK blob=new",
+	  "cur=OK dsync=OK commits-before-fsync=0 nowait=EOPNOTSUPP append@12345=OK "
+	  "fsync=EINVAL close=OK blob=other(13345 bytes)" },
+	{ "pwrite(2) at 0, then write(2) at the file position, still 0", case_pwrite_then_write,
+	  "p@0=OK write(at position 0)=ESPIPE fsync=ESPIPE close=ESPIPE blob=old",
+	  "p@0=OK write(at position 0)=OK fsync=EINVAL close=OK blob=other(300 bytes)" },
 	{ "O_APPEND: write(2), then pwrite(2) aimed at 99", case_o_append,
-	  "w=OK p@99=OK fsync=OK close=OK blob=new", "?" },
+	  "w=OK p@99=OK fsync=OK close=OK blob=new", 
+	  "w=OK p@99=OK fsync=EINVAL close=OK blob=other(700 bytes)" },
 	{ "O_SYNC writes commit nothing by themselves", case_o_sync,
-	  "w=OK w=OK commits-before-fsync=0 fsync=OK close=OK blob=new", "?" },
-	{ "O_TRUNC and ftruncate(2)", case_truncate, "?", "?" },
+	  "w=OK w=OK commits-before-fsync=0 fsync=OK close=OK blob=new", 
+	  "w=OK w=OK commits-before-fsync=0 fsync=EINVAL close=OK blob=new" },
+	{ "O_TRUNC and ftruncate(2)", case_truncate,
+	  "open(O_TRUNC)=OK close=OK blob=old; ftruncate=OK w=OK ftruncate=OK fsync=OK blob=new",
+	  "open(O_TRUNC)=OK close=OK blob=old; ftruncate=OK w=OK ftruncate=OK fsync=EINVAL "
+	  "blob=new" },
 	{ "pread(2), read(2), preadv(2) of one version; lseek(2)", case_positional_reads,
-	  "pread@100=right read=right pread@0=right preadv@50=right lseek=ESPIPE", "?" },
-	{ "mmap(2)", case_mmap, "mmap=ENODEV", "?" },
-	{ "sendfile(2), copy_file_range(2), splice(2) in and out", case_splice_family, "?", "?" },
+	  "pread@100=right read=right pread@0=right preadv@50=right lseek=ESPIPE", 
+	  "pread@100=right read=right pread@0=right preadv@50=right lseek=ESPIPE" },
+	{ "mmap(2)", case_mmap, "mmap=ENODEV", 
+	  "mmap=ENODEV" },
+	{ "sendfile(2), copy_file_range(2), splice(2) in and out", case_splice_family,
+	  "w=OK sendfile-in=EINVAL copy_file_range-in=EXDEV splice-in=EINVAL w=OK fsync=OK "
+	  "close=OK blob=new; sendfile-out=EINVAL splice-out=EINVAL",
+	  "w=OK sendfile-in=EINVAL copy_file_range-in=EXDEV splice-in=EINVAL w=OK fsync=EINVAL "
+	  "close=OK blob=new; sendfile-out=EINVAL splice-out=EINVAL" },
 	{ "write(2) whose buffer faults half-way", case_fault_half_way,
-	  "write=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", "?" },
+	  "write=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", 
+	  "write=OK(4096) fsync=EINVAL close=OK blob=other(8192 bytes)" },
 	{ "writev(2) whose second iovec faults", case_writev_fault,
-	  "writev=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", "?" },
+	  "writev=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", 
+	  "writev=OK(100) fsync=EINVAL close=OK blob=other(200 bytes)" },
 	{ "refusals of the VFS leave the upload as it was", case_vfs_refusals,
 	  "w=OK writev(IOV_MAX+1)=EINVAL writev(bad array)=EFAULT write(kernel address)=EFAULT "
-	  "w=OK fsync=OK close=OK blob=new", "?" },
+	  "w=OK fsync=OK close=OK blob=new", 
+	  "w=OK writev(IOV_MAX+1)=EINVAL writev(bad array)=EFAULT write(kernel address)=EFAULT w=OK fsync=EINVAL close=OK blob=new" },
 	{ "fsync(2)/fdatasync(2) commit and report; nothing is committed twice",
 	  case_fsync_reports,
 	  "bad image: fsync=EBADMSG fdatasync=EBADMSG close=EBADMSG rejects=+1; blob: w=OK "
 	  "fsync=OK w=OK fdatasync=OK commits=+2 close=OK commits=+2 blob=new; read-only "
-	  "fsync=OK", "?" },
+	  "fsync=OK",
+	  "bad image: fsync=EINVAL fdatasync=EINVAL close=OK rejects=+1; blob: w=OK "
+	  "fsync=EINVAL w=OK fdatasync=EINVAL commits=+0 close=OK commits=+1 blob=new; "
+	  "read-only fsync=EINVAL" },
 	{ "4 threads writing 4 KiB pieces through one descriptor", case_threads_share_fd,
-	  "writes=OK fsync=OK size=1048576 whole-chunks=256 each-thread-in-order=yes", "?" },
+	  "writes=OK fsync=OK size=1048576 whole-chunks=256 each-thread-in-order=yes", 
+	  "writes=OK fsync=EINVAL size=1048576 whole-chunks=256 each-thread-in-order=yes" },
 	{ "pidfd_getfd(2) holder; the writer calls fsync(2) before close(2)",
-	  pidfd_with_fsync, "fsync=EBADMSG close=OK holder's-close=EBADMSG rejects=+1", "?" },
+	  pidfd_with_fsync, "fsync=EBADMSG close=OK holder's-close=EBADMSG rejects=+1", 
+	  "fsync=EINVAL close=OK holder's-close=OK rejects=+1" },
 	{ "pidfd_getfd(2) holder; the writer only closes", pidfd_close_only,
-	  "close=OK holder's-close=EBADMSG rejects=+1", "?" },
+	  "close=OK holder's-close=EBADMSG rejects=+1", 
+	  "close=OK holder's-close=OK rejects=+1" },
 	{ "rmdir(2) with the upload open", case_rmdir_open,
-	  "w=OK rmdir=OK fsync=ENOENT close=ENOENT", "?" },
-};
+	  "w=OK rmdir=OK fsync=ENOENT close=ENOENT", 
+	  "w=OK rmdir=OK fsync=EINVAL close=OK" },};
 
 static void run_cases(void)
 {
@@ -932,7 +984,7 @@ static int setup(const char *configfs)
 static int teardown(void)
 {
 	return rmdir(ITEM) || system("rmmod " SAMPLE " && umount /sys/kernel/config && "
-				     "rmmod configfs");
+				     "rmmod configfs_pristine");
 }
 
 int main(void)
