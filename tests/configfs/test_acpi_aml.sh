@@ -90,6 +90,17 @@ cmp -s same.out lk45.aml && ok "the item reads back the table's bytes" ||
 	  diag "read: $(wc -c <same.out) bytes, $(cat same.err); $(od -An -tx1 same.out | head -2)"; }
 check "rmdir same" rmdir $T/same
 wait_for ! -e $DEV && ok "and it unloads" || not_ok "and it unloads"
+# Two open files of one item committing at once: one loads, the other
+# finds the table loaded.
+mkdir $T/pair
+$BLOBPUT -f $T/pair/aml lk45.aml 8 >pair1.out &
+$BLOBPUT -f $T/pair/aml lk45.aml 8 >pair2.out &
+wait
+is "$(cut -d' ' -f3 pair1.out pair2.out | sort | tr '\n' ' ')" "fsync=EBUSY fsync=OK " \
+	"two uploads to one item committing at once: one loads, the other gets EBUSY"
+wait_for -e $DEV && ok "the device is there once" || not_ok "the device is there once"
+check "rmdir pair" rmdir $T/pair
+wait_for ! -e $DEV && ok "and the table unloads" || not_ok "and the table unloads"
 KL=/sys/kernel/debug/kmemleak
 if [ -w $KL ]; then
 	sleep 6	# kmemleak reports only objects older than 5 s

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <signal.h>
 
 #include "blob.h"
 #include "tap.h"
@@ -434,8 +435,10 @@ static const char *case_mmap(void)
 
 static const char *case_splice_family(void)
 {
-	int fd, rfd, tmp, p[2], a, sf, cfr, sp, b, s, c, sfo, spo;
+	int fd, rfd, tmp, p[2], a, sf, cfr, sp, b, s, c, sfo, spo, cce, c2;
+	long rejects0 = counter("rejects");
 	loff_t off = 0;
+	ssize_t cc;
 
 	reset_blob();
 	tmp = open("/tmp", O_TMPFILE | O_RDWR, 0600);
@@ -453,6 +456,10 @@ static const char *case_splice_family(void)
 	s = fsync(fd) ? errno : 0;
 	c = close(fd) ? errno : 0;
 	rfd = open(BLOB, O_RDONLY);
+	fd = open(IMAGE, O_WRONLY);
+	cc = copy_file_range(rfd, NULL, fd, NULL, 100, 0);
+	cce = cc < 0 ? errno : 0;
+	c2 = close(fd) ? errno : 0;
 	sfo = sendfile(tmp, rfd, NULL, 100) < 0 ? errno : 0;
 	spo = splice(rfd, NULL, p[1], NULL, 100, 0) < 0 ? errno : 0;
 	close(rfd);
@@ -460,8 +467,10 @@ static const char *case_splice_family(void)
 	close(p[0]);
 	close(p[1]);
 	OUT("w=%s sendfile-in=%s copy_file_range-in=%s splice-in=%s w=%s fsync=%s close=%s "
-	    "blob=%s; sendfile-out=%s splice-out=%s", en(a), en(sf), en(cfr), en(sp), en(b),
-	    en(s), en(c), stored(data, 200), en(sfo), en(spo));
+	    "blob=%s; sendfile-out=%s splice-out=%s; blob to image: copy_file_range=%zd(%s) "
+	    "close=%s rejects=+%ld", en(a), en(sf), en(cfr), en(sp), en(b), en(s), en(c),
+	    stored(data, 200), en(sfo), en(spo), cc, en(cce), en(c2),
+	    counter("rejects") - rejects0);
 	return outcome;
 }
 
@@ -471,7 +480,7 @@ static const char *case_fault_half_way(void)
 {
 	unsigned char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				-1, 0);
-	ssize_t w;
+	ssize_t w, z;
 	int fd, e, s, c;
 
 	reset_blob();
@@ -480,11 +489,12 @@ static const char *case_fault_half_way(void)
 	fd = open(BLOB, O_WRONLY);
 	w = write(fd, m, 8192);
 	e = w < 0 ? errno : 0;
+	z = write(fd, m, 0);
 	s = fsync(fd) ? errno : 0;
 	c = close(fd) ? errno : 0;
 	munmap(m, 4096);
-	OUT("write=%s(%zd) fsync=%s close=%s blob=%s", en(e), w, en(s), en(c),
-	    stored(data, 4096));
+	OUT("write=%s(%zd) write(0 bytes)=%zd fsync=%s close=%s blob=%s", en(e), w, z, en(s),
+	    en(c), stored(data, 4096));
 	return outcome;
 }
 
@@ -697,6 +707,36 @@ static const char *case_pidfd_getfd(int use_fsync)
 	return outcome;
 }
 
+/* A writer killed mid-upload: its exit closes the file, which commits. */
+static const char *case_killed_writer(void)
+{
+	long commits0;
+	int p[2], st;
+	pid_t pid;
+	char b;
+
+	reset_blob();
+	commits0 = counter("commits");
+	pipe(p);
+	pid = fork();
+	if (!pid) {
+		int fd = open(BLOB, O_WRONLY);
+
+		write(fd, data, 5000);
+		write(p[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	read(p[0], &b, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(p[0]);
+	close(p[1]);
+	OUT("killed=%s commits=+%ld blob=%s", WIFSIGNALED(st) ? "yes" : "no",
+	    counter("commits") - commits0, stored(data, 5000));
+	return outcome;
+}
+
 /* ---- racing readers ---- */
 
 #define RACE_SMALL	3000
@@ -896,12 +936,14 @@ static const struct tcase cases[] = {
 	  "mmap=ENODEV" },
 	{ "sendfile(2), copy_file_range(2), splice(2) in and out", case_splice_family,
 	  "w=OK sendfile-in=EINVAL copy_file_range-in=EXDEV splice-in=EINVAL w=OK fsync=OK "
-	  "close=OK blob=new; sendfile-out=EINVAL splice-out=EINVAL",
+	  "close=OK blob=new; sendfile-out=EINVAL splice-out=EINVAL; blob to image: "
+	  "copy_file_range=0(OK) close=OK rejects=+0",
 	  "w=OK sendfile-in=EINVAL copy_file_range-in=EXDEV splice-in=EINVAL w=OK fsync=EINVAL "
-	  "close=OK blob=new; sendfile-out=EINVAL splice-out=EINVAL" },
+	  "close=OK blob=new; sendfile-out=EINVAL splice-out=EINVAL; blob to image: "
+	  "copy_file_range=0(OK) close=OK rejects=+0" },
 	{ "write(2) whose buffer faults half-way", case_fault_half_way,
-	  "write=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", 
-	  "write=OK(4096) fsync=EINVAL close=OK blob=other(8192 bytes)" },
+	  "write=EFAULT(-1) write(0 bytes)=0 fsync=EFAULT close=EFAULT blob=old", 
+	  "write=OK(4096) write(0 bytes)=0 fsync=EINVAL close=OK blob=other(8192 bytes)" },
 	{ "writev(2) whose second iovec faults", case_writev_fault,
 	  "writev=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", 
 	  "writev=OK(100) fsync=EINVAL close=OK blob=other(200 bytes)" },
@@ -926,6 +968,8 @@ static const struct tcase cases[] = {
 	{ "pidfd_getfd(2) holder; the writer only closes", pidfd_close_only,
 	  "close=OK holder's-close=EBADMSG rejects=+1", 
 	  "close=OK holder's-close=OK rejects=+1" },
+	{ "a writer killed by SIGKILL after 5000 bytes: its exit closes and commits",
+	  case_killed_writer, "killed=yes commits=+1 blob=new", "killed=yes commits=+1 blob=new" },
 	{ "rmdir(2) with the upload open", case_rmdir_open,
 	  "w=OK rmdir=OK fsync=ENOENT close=ENOENT", 
 	  "w=OK rmdir=OK fsync=EINVAL close=OK" },};
