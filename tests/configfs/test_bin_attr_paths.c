@@ -943,7 +943,7 @@ static const struct tcase cases[] = {
 	  "copy_file_range=0(OK) close=OK rejects=+0" },
 	{ "write(2) whose buffer faults half-way", case_fault_half_way,
 	  "write=EFAULT(-1) write(0 bytes)=0 fsync=EFAULT close=EFAULT blob=old", 
-	  "write=OK(4096) write(0 bytes)=0 fsync=EINVAL close=OK blob=other(8192 bytes)" },
+	  "write=OK(4096) write(0 bytes)=-1 fsync=EINVAL close=OK blob=other(8192 bytes)" },
 	{ "writev(2) whose second iovec faults", case_writev_fault,
 	  "writev=EFAULT(-1) fsync=EFAULT close=EFAULT blob=old", 
 	  "writev=OK(100) fsync=EINVAL close=OK blob=other(200 bytes)" },
