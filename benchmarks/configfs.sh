@@ -25,7 +25,10 @@ upload1() {
 	# Untimed: replace the stored blob by one byte first, so that freeing
 	# the previous upload's blob is not charged to this one.
 	$BLOBPUT $STORE/blob -p 1 >/dev/null
-	out=$($BLOBPUT $STORE/blob -p $(($2 * MiB)) "$3") ||
+	# ours-fsync commits with fsync(2) before close(2)
+	local f=
+	[ "$1" != ours-fsync ] || f=-f
+	out=$($BLOBPUT $f $STORE/blob -p $(($2 * MiB)) "$3") ||
 		{ say "FAILED $1 $2 MiB in $3 B writes: $out"; return 1; }
 	RUNS[$1:$2:$3]+="${out##*ns=} "
 }
@@ -58,7 +61,7 @@ store_down() {
 }
 
 modprobe configfs && store_up || { say "cannot set up our configfs"; exit 1; }
-say "ours: configfs with patches 6-11; sample lk45_blobstore, blob attribute"
+say "ours: configfs with the series; sample lk45_blobstore, blob attribute"
 # Warm-up, not measured: the guest's first touch of its memory is slow
 # under TCG and would land on whichever series runs first.
 $BLOBPUT $STORE/blob -p $((64 * MiB)) 131072 >/dev/null &&
@@ -69,10 +72,12 @@ for chunk in 4096 131072; do
 	for r in $(seq "${CONFIGFS_BENCH_ROUNDS:-9}"); do
 		for mib in 1 2 16 32 64; do upload1 ours $mib $chunk || exit 1; done
 		[ $chunk = 131072 ] || upload1 ours-again 16 4096 || exit 1
+		[ $chunk = 131072 ] || upload1 ours-fsync 16 4096 || exit 1
 	done
 	for mib in 1 2 16 32 64; do settle ours $mib $chunk; done
 done
 settle ours-again 16 4096
+settle ours-fsync 16 4096
 store_down && rmmod configfs || { say "cannot unload our configfs"; exit 1; }
 
 insmod /bench/pristine/configfs_pristine.ko && store_up ||
@@ -93,6 +98,7 @@ store_down && rmmod configfs_pristine || { say "cannot unload 6.12's configfs"; 
 
 say "--- ratios (same boot)"
 say "A/A: ours 16 MiB in 4 KiB writes, second series / first: $(ratio "${T[ours-again:16:4096]}" "${T[ours:16:4096]}")"
+say "ours 16 MiB in 4 KiB writes, committed by fsync(2) / by close(2): $(ratio "${T[ours-fsync:16:4096]}" "${T[ours:16:4096]}")"
 for chunk in 4096 131072; do
 	for mib in 1 16 64; do
 		[ -n "${T[pristine:$mib:$chunk]:-}" ] || continue
