@@ -142,8 +142,16 @@ static void clsact_key_put(struct clsact_hook *h)
 static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
 {
 	struct clsact_hook *h = priv;
+	struct mini_Qdisc *cur;
 
-	mini_qdisc_pair_swap(&h->miniqp, tp_head);
+	/*
+	 * The hook's pointer is the device's, not ours: a qdisc replacing
+	 * this one on a shared block with filters published its own while it
+	 * was set up, before this one is torn down. Withdraw only ours.
+	 */
+	cur = rcu_dereference_protected(*h->miniqp.p_miniq, 1);
+	if (tp_head || !cur || cur == &h->miniqp.miniq1 || cur == &h->miniqp.miniq2)
+		mini_qdisc_pair_swap(&h->miniqp, tp_head);
 	if (tp_head)
 		clsact_key_get(h);
 	else
