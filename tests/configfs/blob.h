@@ -151,6 +151,23 @@ static inline long blob_slurp(const char *path, unsigned char **out)
 	return len;
 }
 
+/* The text counter @name (commits, rejects) of the store item at @item,
+ * or -1.
+ */
+static inline long blob_counter(const char *item, const char *name)
+{
+	char p[256], buf[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", item, name);
+	fd = open(p, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
 static inline const char *blob_errname(int err)
 {
 	return err ? strerrorname_np(err) : "OK";

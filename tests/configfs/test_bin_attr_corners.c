@@ -41,16 +41,7 @@ static unsigned char *data;	/* 4 MiB of pattern */
 
 static long counter(const char *name)
 {
-	char p[128], buf[32] = "";
-	int fd;
-	ssize_t n;
-
-	snprintf(p, sizeof(p), ITEM "/%s", name);
-	fd = open(p, O_RDONLY);
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
+	return blob_counter(ITEM, name);
 }
 
 /* poll a counter up to 10 s for @want (for commits made by kernel threads) */
