@@ -57,10 +57,6 @@ struct clsact_hook {
 	 */
 	bool key_held;
 	bool entry_held;	/* a reference in the device's tcx entry */
-	/* The mini_Qdisc this hook put on the device's hook, if any. */
-	struct mini_Qdisc *active;
-	struct Qdisc *sch;
-	bool unsettled;		/* in init or destroy, under RTNL */
 };
 
 struct clsact_sched {
@@ -82,7 +78,6 @@ module_param_cb(keys_held, &keys_held_ops, NULL, 0444);
 MODULE_PARM_DESC(keys_held, "ingress/egress hook static keys held: one per qdisc direction with filters");
 
 static struct Qdisc_ops ingress_ops;
-static struct Qdisc_ops clsact_ops;
 
 static unsigned int nr_dirs(const struct Qdisc *sch)
 {
@@ -144,46 +139,20 @@ static void clsact_key_put(struct clsact_hook *h)
  * before the key turns the hook on, and the key turned off after it is
  * withdrawn; the hook copes with a NULL mini_Qdisc either way.
  */
-/*
- * The same direction's hook of the qdisc the device has now, if it is not
- * @h's and is one of ours. Under RTNL (destroy).
- */
-static struct clsact_hook *clsact_grafted_hook(struct clsact_hook *h)
-{
-	struct netdev_queue *dq = dev_ingress_queue(qdisc_dev(h->sch));
-	struct Qdisc *q = dq ? rtnl_dereference(dq->qdisc_sleeping) : NULL;
-	struct clsact_sched *other;
-
-	if (!q || q == h->sch || (q->ops != &ingress_ops && q->ops != &clsact_ops))
-		return NULL;
-	other = qdisc_priv(q);
-	if (!h->ingress && q->ops == &ingress_ops)
-		return NULL;
-	return &other->hook[h->ingress ? DIR_INGRESS : DIR_EGRESS];
-}
-
 static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
 {
 	struct clsact_hook *h = priv;
-	struct mini_Qdisc *cur, *mine;
-	struct clsact_hook *other;
+	struct mini_Qdisc *cur;
 
 	/*
-	 * The hook's pointer is the device's, not this qdisc's. A qdisc
+	 * The hook's pointer is the device's, not this qdisc's: a qdisc
 	 * replacing this one binds its blocks, and so publishes its own
-	 * mini_Qdisc if they hold filters, before this one is destroyed:
-	 * withdraw only our own. And when a replacement that published its
-	 * own fails (binding its blocks, say) and withdraws it, the qdisc
-	 * that stays had its pointer overwritten: put that back.
+	 * mini_Qdisc if they hold filters, before this one is destroyed.
+	 * Withdraw only our own.
 	 */
 	cur = rcu_dereference_protected(*h->miniqp.p_miniq, 1);
-	mine = !cur || cur == &h->miniqp.miniq1 || cur == &h->miniqp.miniq2 ? cur : NULL;
-	if (tp_head || mine == cur)
+	if (tp_head || !cur || cur == &h->miniqp.miniq1 || cur == &h->miniqp.miniq2)
 		mini_qdisc_pair_swap(&h->miniqp, tp_head);
-	h->active = tp_head ? rcu_dereference_protected(*h->miniqp.p_miniq, 1) : NULL;
-	if (!tp_head && h->unsettled && mine && (other = clsact_grafted_hook(h)) &&
-	    other->active)
-		rcu_assign_pointer(*h->miniqp.p_miniq, other->active);
 	if (tp_head)
 		clsact_key_get(h);
 	else
@@ -200,8 +169,6 @@ static int clsact_hook_init(struct Qdisc *sch, struct clsact_sched *q, int dir,
 	bool created;
 
 	h->ingress = ingress;
-	h->sch = sch;
-	h->unsettled = true;
 	entry = tcx_entry_fetch_or_create(dev, ingress, &created);
 	if (!entry) {
 		NL_SET_ERR_MSG(extack, "no memory for the device's tcx entry");
@@ -235,7 +202,6 @@ static void clsact_hook_destroy(struct Qdisc *sch, struct clsact_sched *q, int d
 	/* Unpublishes the chain from the hook (head change to NULL) if chain 0
 	 * still exists; after it no head change reaches this hook.
 	 */
-	h->unsettled = true;
 	tcf_block_put_ext(h->block, sch, &h->block_info);
 	h->block = NULL;
 	clsact_key_put(h);
@@ -276,9 +242,6 @@ static int clsact_init(struct Qdisc *sch, struct nlattr *opt,
 			return err;	/* the core calls ->destroy() */
 		mini_qdisc_pair_block_init(&q->hook[dir].miniqp, q->hook[dir].block);
 	}
-	/* From here on head changes come from filter requests, unlocked. */
-	for (dir = 0; dir < nr_dirs(sch); dir++)
-		q->hook[dir].unsettled = false;
 	return 0;
 }
 
