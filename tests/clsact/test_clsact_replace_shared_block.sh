@@ -18,7 +18,7 @@
 NL=$CLSACT_DIR/qdisc_nl
 
 cleanup() {
-	tc qdisc del dev v0 ingress 2>/dev/null
+	del_v0 2>/dev/null
 	ip link del d1 2>/dev/null
 	topology_down
 	modprobe -r sch_ingress 2>/dev/null
@@ -26,6 +26,8 @@ cleanup() {
 trap cleanup EXIT
 # block_pkts N: packets block N's filter action has seen
 block_pkts() { tc -s filter show block "$1" | awk '/Sent/ {print $4; exit}'; }
+# del_v0: delete v0's ingress or clsact qdisc, whichever it has
+del_v0() { tc qdisc del dev v0 ingress 2>/dev/null || tc qdisc del dev v0 clsact; }
 # one_qdisc BLOCK: whether v0 has one ingress/clsact qdisc, on BLOCK
 one_qdisc() { tc qdisc show dev v0 | grep -cE "qdisc (ingress|clsact) ffff: .*ingress_block $1"; }
 
@@ -55,7 +57,7 @@ for mod in sch_clsact sch_ingress; do
 	else
 		ok "tree's sch_ingress: block 8's filter counted $n of 5 replies after the replace # informational"
 	fi
-	check "$mod: delete v0's qdisc" tc qdisc del dev v0 ingress
+	check "$mod: delete v0's qdisc" del_v0
 	check "$mod: delete d1" ip link del d1
 	[ $mod = sch_clsact ] && is "$(cat $PARAM)" 0 "ours: no static key held after the deletes"
 
@@ -69,7 +71,7 @@ for mod in sch_clsact sch_ingress; do
 	is "$(one_qdisc 7)" 1 "$mod: v0 keeps its ingress qdisc on block 7"
 	pings 5 >/dev/null
 	ok "$who: after the refused replace block 7's filter counted $(($(block_pkts 7) - before)) of 5 replies (6.12's core withdraws the hook pointer) # informational"
-	check "$mod: delete v0's qdisc" tc qdisc del dev v0 ingress
+	check "$mod: delete v0's qdisc" del_v0
 done
 check "the tree's sch_ingress unloads" modprobe -r sch_ingress
 done_testing
