@@ -371,6 +371,7 @@ static const char *case_o_sync(void)
 static const char *case_truncate(void)
 {
 	int fd, o, t0, a, t1, s, c;
+	struct stat st;
 	char first[16];
 
 	reset_blob();
@@ -382,10 +383,13 @@ static const char *case_truncate(void)
 	t0 = ftruncate(fd, 0) ? errno : 0;
 	a = write(fd, data, 500) == 500 ? 0 : errno;
 	t1 = ftruncate(fd, 10) ? errno : 0;
+	if (fstat(fd, &st))
+		st.st_size = -1;
 	s = fsync(fd) ? errno : 0;
 	close(fd);
-	OUT("open(O_TRUNC)=%s close=%s blob=%s; ftruncate=%s w=%s ftruncate=%s fsync=%s blob=%s",
-	    en(o), en(c), first, en(t0), en(a), en(t1), en(s), stored(data, 500));
+	OUT("open(O_TRUNC)=%s close=%s blob=%s; ftruncate=%s w=%s ftruncate(10)=%s stat-size=%lld "
+	    "fsync=%s blob=%s", en(o), en(c), first, en(t0), en(a), en(t1),
+	    (long long)st.st_size, en(s), stored(data, 500));
 	return outcome;
 }
 
@@ -934,9 +938,10 @@ static const struct tcase cases[] = {
 	  "w=OK w=OK commits-before-fsync=0 fsync=OK close=OK blob=new", 
 	  "w=OK w=OK commits-before-fsync=0 fsync=EINVAL close=OK blob=new" },
 	{ "O_TRUNC and ftruncate(2)", case_truncate,
-	  "open(O_TRUNC)=OK close=OK blob=old; ftruncate=OK w=OK ftruncate=OK fsync=OK blob=new",
-	  "open(O_TRUNC)=OK close=OK blob=old; ftruncate=OK w=OK ftruncate=OK fsync=EINVAL "
-	  "blob=new" },
+	  "open(O_TRUNC)=OK close=OK blob=old; ftruncate=OK w=OK ftruncate(10)=OK stat-size=10 "
+	  "fsync=OK blob=new",
+	  "open(O_TRUNC)=OK close=OK blob=old; ftruncate=OK w=OK ftruncate(10)=OK stat-size=10 "
+	  "fsync=EINVAL blob=new" },
 	{ "pread(2), read(2), preadv(2) of one version; lseek(2)", case_positional_reads,
 	  "pread@100=right read=right pread@0=right preadv@50=right lseek=ESPIPE", 
 	  "pread@100=right read=right pread@0=right preadv@50=right lseek=ESPIPE" },
