@@ -2,8 +2,13 @@
 # clsact (seed 007) per-packet cost with the tree's pktgen samples on a
 # dummy device: ingress (xmit_mode netif_receive) and egress (queue_xmit),
 # for no qdisc, our clsact and the tree's sch_ingress each with no filter
-# and with a no-op BPF filter, and ours with the cheapest filter there is
-# (matchall, a class id and no action: the floor of the core's hook and classify).
+# and with a no-op BPF filter, ours with the cheapest filter there is
+# (matchall, a class id and no action: the floor of the core's hook and
+# classify), and the same no-op program attached to tcx (BPF_LINK_CREATE,
+# BPF_TCX_INGRESS/EGRESS: bpf_mprog, no qdisc), the floor of 6.12's hooks.
+# Then the cost of filter churn: CHURN filter add/delete pairs in one tc
+# batch on an otherwise empty clsact, with the tree's module, ours and ours
+# giving keys back at once (release_delay_ms=0).
 #
 # make clsact-bench boots QEMU with -icount shift=0: the guest clock then
 # counts instructions, so "ns" are instructions and a run's time is its
@@ -21,13 +26,16 @@ OBJ=/bench/tests/clsact/clsact_state.bpf.o
 COUNT_INGRESS=${CLSACT_BENCH_COUNT_INGRESS:-200000}	# about as long as
 COUNT_EGRESS=${CLSACT_BENCH_COUNT_EGRESS:-40000}	# an egress run
 ROUNDS=${CLSACT_BENCH_ROUNDS:-5}	# icount runs repeat exactly; 5 still show an IQR
-SETUPS=(none ours-empty tree-empty ours-nop tree-nop ours-mall none2)
+CHURN=${CLSACT_BENCH_CHURN:-10000}
+TCX=/bench/tests/clsact/tcx_attach
+SETUPS=(none ours-empty tree-empty ours-nop tree-nop ours-mall tcx-nop none2)
 say() { echo "clsact-bench: $*"; }
 declare -A T	# T[dir:setup] = "ns ns ..." one per round, in round order
 
 modprobe pktgen && modprobe dummy && modprobe cls_bpf && modprobe cls_matchall || { say "cannot load pktgen, dummy, cls_bpf or cls_matchall"; exit 1; }
 ip link add pg0 type dummy && ip link set pg0 up
 modprobe -r sch_ingress sch_clsact 2>/dev/null
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 # pg DIR COUNT: one pktgen run, prints ns per packet (pktgen's busy time);
 # fails, with pktgen's output on stderr, if pktgen reports no result.
@@ -48,11 +56,30 @@ use() {
 	modprobe "$1"
 }
 
+# keys_released: wait until our module holds no hook key (it gives them
+# back release_delay_ms after the last filter went), so that "none" and
+# "empty" are measured with the hooks off.
+keys_released() {
+	local p=/sys/module/sch_clsact/parameters/keys_held i
+	for i in $(seq 50); do
+		[ ! -e $p ] || [ "$(cat $p)" = 0 ] && return 0
+		sleep 0.2
+	done
+	say "sch_clsact still holds $(cat $p) keys"
+	return 1
+}
+
 # setup NAME: put pg0 in that state; the prefix names the module.
 setup() {
 	tc qdisc del dev pg0 clsact 2>/dev/null
+	rm -f /sys/fs/bpf/tcx_in /sys/fs/bpf/tcx_eg
+	keys_released || return
 	case $1 in
 	none*) return 0 ;;
+	tcx-*)
+		$TCX pg0 ingress /sys/fs/bpf/tcx_in && $TCX pg0 egress /sys/fs/bpf/tcx_eg
+		return
+		;;
 	ours-*) use sch_clsact ;;
 	tree-*) use sch_ingress ;;
 	esac && tc qdisc add dev pg0 clsact || return
@@ -81,6 +108,32 @@ for r in $(seq 0 $((ROUNDS - 1))); do
 	done
 done
 tc qdisc del dev pg0 clsact 2>/dev/null
+rm -f /sys/fs/bpf/tcx_in /sys/fs/bpf/tcx_eg
+
+# churn MODULE [DELAY]: prints guest ns (instructions) for CHURN add/delete
+# pairs of an egress filter on pg0's clsact, in one tc batch, and for our
+# module the static key references taken or given back meanwhile.
+churn() {
+	local k=/sys/module/sch_clsact/parameters t0 t1 c0=0 c1=0 i
+	use "$1" && keys_released || return
+	[ -n "$2" ] && echo "$2" >$k/release_delay_ms && c0=$(cat $k/key_changes)
+	tc qdisc add dev pg0 clsact || return
+	for i in $(seq "$CHURN"); do
+		echo "filter add dev pg0 egress pref 1 matchall action pass"
+		echo "filter del dev pg0 egress pref 1"
+	done >/tmp/churn.batch
+	t0=$(date +%s%N)
+	tc -b /tmp/churn.batch || return
+	t1=$(date +%s%N)
+	[ -n "$2" ] && c1=$(cat $k/key_changes)
+	tc qdisc del dev pg0 clsact
+	echo "$((t1 - t0)) $((c1 - c0))"
+}
+churn sch_ingress >/dev/null	# warm-up
+read -r tt _ < <(churn sch_ingress)
+read -r to co < <(churn sch_clsact 1000)
+read -r t0 c0 < <(churn sch_clsact 0)
+[ -n "$tt" ] && [ -n "$to" ] && [ -n "$t0" ] || { say "churn failed"; exit 1; }
 ip link del pg0
 modprobe -r sch_ingress sch_clsact pktgen 2>/dev/null
 
@@ -106,6 +159,9 @@ for d in ingress egress; do
 	read -r nq1 nn nq3 < <(paired ours-nop none $d | quart)
 	read -r tq1 tn tq3 < <(paired tree-nop none $d | quart)
 	read -r mq1 mn mq3 < <(paired ours-mall none $d | quart)
+	read -r xq1 xn xq3 < <(paired tcx-nop none $d | quart)
+	read -r yq1 yt yq3 < <(paired ours-nop tcx-nop $d | quart)
+	read -r zq1 zt zq3 < <(paired tree-nop tcx-nop $d | quart)
 	within=no
 	awk -v e="$em" -v lo="$aq1" -v hi="$aq3" 'BEGIN { exit !(e >= lo && e <= hi) }' && within=yes
 	say "$d: A/A, none again / none: $(fmt $aq1 $aa $aq3)"
@@ -114,4 +170,8 @@ for d in ingress egress; do
 	say "$d: ours / tree, both present with no filter: $(fmt $pq1 $pt $pq3)"
 	say "$d: no-op filter / none: ours $(fmt $nq1 $nn $nq3), tree $(fmt $tq1 $tn $tq3)$([ $d = egress ] && echo ' (goal <= 1.10)')"
 	say "$d: cheapest filter (matchall, no action) / none: ours $(fmt $mq1 $mn $mq3)"
+	say "$d: tcx, no-op program / none: $(fmt $xq1 $xn $xq3)"
+	say "$d: no-op BPF, tc filter / tcx program: ours $(fmt $yq1 $yt $yq3) (goal <= 1.03), tree $(fmt $zq1 $zt $zq3)"
 done
+say "churn: $CHURN filter add/delete pairs in one tc batch: tree $((tt / 1000000)) ms, ours $((to / 1000000)) ms ($co key changes), ours giving keys back at once $((t0 / 1000000)) ms ($c0 key changes)"
+say "churn: ours / tree $(awk -v a="$to" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), at once / tree $(awk -v a="$t0" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), ours / at once $(awk -v a="$to" -v b="$t0" 'BEGIN {printf "%.3f", a / b}')"

@@ -1,48 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The ingress and clsact qdiscs (seed 007), as one out-of-tree module that
- * stands in for the tree's sch_ingress.ko.
+ * The ingress and clsact qdiscs, as an out-of-tree module that stands in
+ * for the tree's sch_ingress.ko.
  *
  * Neither qdisc queues anything. Each is a holder of classifier blocks
  * that the core runs from its hooks in net/core/dev.c: "ingress" one
  * block at the receive hook, "clsact" one at the receive hook and one at
  * the transmit hook, before the root qdisc and without its lock. A block
  * reaches the hook through the device's tcx entry, whose mini_Qdisc the
- * block's chain head is published to. The hook's static key is held only
- * while the block has filters on chain 0 (the only chain the hook starts
- * from), so a device without either qdisc, or with one but no filters,
- * costs nothing per packet. The tree's module holds the key for as long as
- * the qdisc exists.
+ * block's chain head is published to.
  *
- * Beyond the tree's module, each of clsact's directions counts its own
- * packets, bytes and drops. tc shows them as classes ffff:fff2 (ingress)
- * and ffff:fff3 (egress); the qdisc's own counters are their sum.
+ * The hook's static key is wanted only while the block has filters on
+ * chain 0 (the only chain the hook starts from), so a device without
+ * either qdisc, or with one but no filters, costs nothing per packet. The
+ * tree's module holds the key for as long as the qdisc exists. A key is
+ * taken at once when wanted, but given back only release_delay_ms later:
+ * each change of a key rewrites kernel text on every CPU, and anyone with
+ * CAP_NET_ADMIN in a user namespace can add and delete a filter in a loop.
  */
 #include <linux/module.h>
-#include <linux/percpu.h>
+#include <linux/mutex.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
-#include <net/gen_stats.h>
+#include <linux/workqueue.h>
 #include <net/netlink.h>
 #include <net/pkt_cls.h>
 #include <net/pkt_sched.h>
 #include <net/tcx.h>
 
 enum { DIR_INGRESS, DIR_EGRESS, NR_DIRS };
-
-/* Per-direction counters, per CPU, updated by the core's hooks through the
- * mini_Qdisc pointers. Freed after a grace period: a hook may still be
- * counting when the qdisc is destroyed.
- */
-struct clsact_pcpu {
-	struct gnet_stats_basic_sync bstats[NR_DIRS];
-	struct gnet_stats_queue qstats[NR_DIRS];
-};
-
-struct clsact_stats {
-	struct clsact_pcpu __percpu *pcpu;
-	struct rcu_head rcu;
-};
 
 /* One direction's hook: what init took, so that destroy, which also runs
  * after a failed init, gives back exactly that.
@@ -51,87 +37,126 @@ struct clsact_hook {
 	struct tcf_block *block;
 	struct tcf_block_ext_info block_info;
 	struct mini_Qdisc_pair miniqp;
-	bool ingress;
-	/* The hook's static key, taken and released by the block's chain
-	 * head changes, which the block serializes per qdisc.
+	int dir;
+	/* Chain 0 has filters, so the hook's key is wanted. Changed by the
+	 * block's chain head changes, which the block serializes per qdisc.
 	 */
-	bool key_held;
+	bool key_wanted;
 	bool entry_held;	/* a reference in the device's tcx entry */
 };
 
 struct clsact_sched {
 	struct clsact_hook hook[NR_DIRS];
-	struct clsact_stats *stats;
 };
 
-static atomic_t keys_held = ATOMIC_INIT(0);
+/*
+ * The module's references on the core's two hook keys. keys_held[] follows
+ * keys_wanted[] up at once and down after release_delay_ms, from a delayed
+ * work, so that the keys change at most about twice per delay whatever the
+ * rate of filter and qdisc changes.
+ */
+static DEFINE_MUTEX(keys_lock);
+static unsigned int keys_wanted[NR_DIRS];
+static unsigned int keys_held[NR_DIRS];
+static unsigned long key_changes;
+static unsigned int release_delay_ms = 1000;
 
-static int clsact_param_keys_held(char *buf, const struct kernel_param *kp)
+static void clsact_keys_release(struct work_struct *work);
+static DECLARE_DELAYED_WORK(keys_release_work, clsact_keys_release);
+
+static int clsact_param_keys(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&keys_held));
+	const unsigned int *keys = kp->arg;
+	unsigned int n;
+
+	mutex_lock(&keys_lock);
+	n = keys[DIR_INGRESS] + keys[DIR_EGRESS];
+	mutex_unlock(&keys_lock);
+	return sysfs_emit(buf, "%u\n", n);
 }
 
-static const struct kernel_param_ops keys_held_ops = {
-	.get = clsact_param_keys_held,
+static const struct kernel_param_ops keys_ops = {
+	.get = clsact_param_keys,
 };
-module_param_cb(keys_held, &keys_held_ops, NULL, 0444);
-MODULE_PARM_DESC(keys_held, "ingress/egress hook static keys held: one per qdisc direction with filters");
+module_param_cb(keys_wanted, &keys_ops, keys_wanted, 0444);
+MODULE_PARM_DESC(keys_wanted, "qdisc directions with filters, each wanting its hook's static key");
+module_param_cb(keys_held, &keys_ops, keys_held, 0444);
+MODULE_PARM_DESC(keys_held, "references held on the ingress and egress hooks' static keys");
+module_param(key_changes, ulong, 0444);
+MODULE_PARM_DESC(key_changes, "static key references taken or given back since load");
+module_param(release_delay_ms, uint, 0644);
+MODULE_PARM_DESC(release_delay_ms, "delay before an unwanted static key is given back (0: at once)");
+
+static void clsact_key_ref(int dir, bool take)
+{
+	lockdep_assert_held(&keys_lock);
+	if (take) {
+		if (dir == DIR_INGRESS)
+			net_inc_ingress_queue();
+		else
+			net_inc_egress_queue();
+		keys_held[dir]++;
+	} else {
+		if (dir == DIR_INGRESS)
+			net_dec_ingress_queue();
+		else
+			net_dec_egress_queue();
+		keys_held[dir]--;
+	}
+	key_changes++;
+}
+
+static void clsact_keys_trim(void)
+{
+	int dir;
+
+	lockdep_assert_held(&keys_lock);
+	for (dir = 0; dir < NR_DIRS; dir++)
+		while (keys_held[dir] > keys_wanted[dir])
+			clsact_key_ref(dir, false);
+}
+
+static void clsact_keys_release(struct work_struct *work)
+{
+	mutex_lock(&keys_lock);
+	clsact_keys_trim();
+	mutex_unlock(&keys_lock);
+}
+
+static void clsact_key_get(struct clsact_hook *h)
+{
+	if (h->key_wanted)
+		return;
+	mutex_lock(&keys_lock);
+	keys_wanted[h->dir]++;
+	if (keys_held[h->dir] < keys_wanted[h->dir])
+		clsact_key_ref(h->dir, true);
+	mutex_unlock(&keys_lock);
+	h->key_wanted = true;
+}
+
+static void clsact_key_put(struct clsact_hook *h)
+{
+	unsigned int delay = READ_ONCE(release_delay_ms);
+
+	if (!h->key_wanted)
+		return;
+	h->key_wanted = false;
+	mutex_lock(&keys_lock);
+	keys_wanted[h->dir]--;
+	if (!delay)
+		clsact_keys_trim();
+	mutex_unlock(&keys_lock);
+	/* Not rearmed while pending: a release at most once per delay. */
+	if (delay)
+		schedule_delayed_work(&keys_release_work, msecs_to_jiffies(delay));
+}
 
 static struct Qdisc_ops ingress_ops;
 
 static unsigned int nr_dirs(const struct Qdisc *sch)
 {
 	return sch->ops == &ingress_ops ? 1 : NR_DIRS;
-}
-
-static void clsact_stats_free_rcu(struct rcu_head *head)
-{
-	struct clsact_stats *stats = container_of(head, struct clsact_stats, rcu);
-
-	free_percpu(stats->pcpu);
-	kfree(stats);
-}
-
-static struct clsact_stats *clsact_stats_alloc(void)
-{
-	struct clsact_stats *stats = kzalloc(sizeof(*stats), GFP_KERNEL);
-	int cpu, dir;
-
-	if (!stats)
-		return NULL;
-	stats->pcpu = alloc_percpu(struct clsact_pcpu);
-	if (!stats->pcpu) {
-		kfree(stats);
-		return NULL;
-	}
-	for_each_possible_cpu(cpu)
-		for (dir = 0; dir < NR_DIRS; dir++)
-			gnet_stats_basic_sync_init(&per_cpu_ptr(stats->pcpu, cpu)->bstats[dir]);
-	return stats;
-}
-
-static void clsact_key_get(struct clsact_hook *h)
-{
-	if (h->key_held)
-		return;
-	if (h->ingress)
-		net_inc_ingress_queue();
-	else
-		net_inc_egress_queue();
-	h->key_held = true;
-	atomic_inc(&keys_held);
-}
-
-static void clsact_key_put(struct clsact_hook *h)
-{
-	if (!h->key_held)
-		return;
-	if (h->ingress)
-		net_dec_ingress_queue();
-	else
-		net_dec_egress_queue();
-	h->key_held = false;
-	atomic_dec(&keys_held);
 }
 
 /* Called with chain 0's new first filter, or NULL when chain 0 empties (or
@@ -168,7 +193,7 @@ static int clsact_hook_init(struct Qdisc *sch, struct clsact_sched *q, int dir,
 	struct bpf_mprog_entry *entry;
 	bool created;
 
-	h->ingress = ingress;
+	h->dir = dir;
 	entry = tcx_entry_fetch_or_create(dev, ingress, &created);
 	if (!entry) {
 		NL_SET_ERR_MSG(extack, "no memory for the device's tcx entry");
@@ -176,12 +201,8 @@ static int clsact_hook_init(struct Qdisc *sch, struct clsact_sched *q, int dir,
 	}
 	tcx_miniq_inc(entry);
 	h->entry_held = true;
+	/* Both hooks count into the qdisc's per-CPU counters. */
 	mini_qdisc_pair_init(&h->miniqp, sch, &tcx_entry(entry)->miniq);
-	/* Count this direction on its own (the pair inherits the qdisc's). */
-	h->miniqp.miniq1.cpu_bstats = &q->stats->pcpu->bstats[dir];
-	h->miniqp.miniq2.cpu_bstats = &q->stats->pcpu->bstats[dir];
-	h->miniqp.miniq1.cpu_qstats = &q->stats->pcpu->qstats[dir];
-	h->miniqp.miniq2.cpu_qstats = &q->stats->pcpu->qstats[dir];
 	if (created)
 		tcx_entry_update(dev, entry, ingress);
 
@@ -232,10 +253,6 @@ static int clsact_init(struct Qdisc *sch, struct nlattr *opt,
 		return -EOPNOTSUPP;
 	}
 
-	q->stats = clsact_stats_alloc();
-	if (!q->stats)
-		return -ENOMEM;
-
 	for (dir = 0; dir < nr_dirs(sch); dir++) {
 		err = clsact_hook_init(sch, q, dir, extack);
 		if (err)
@@ -252,40 +269,15 @@ static void clsact_destroy(struct Qdisc *sch)
 
 	for (dir = 0; dir < nr_dirs(sch); dir++)
 		clsact_hook_destroy(sch, q, dir);
-	if (q->stats)
-		call_rcu(&q->stats->rcu, clsact_stats_free_rcu);
-	q->stats = NULL;
 }
 
-static void clsact_sum(struct clsact_sched *q, int dir,
-		       struct gnet_stats_basic_sync *b, struct gnet_stats_queue *qs)
-{
-	gnet_stats_add_basic(b, &q->stats->pcpu->bstats[dir], NULL, false);
-	gnet_stats_add_queue(qs, &q->stats->pcpu->qstats[dir], NULL);
-}
-
+/* No options; the core dumps the counters, and the estimator reads the
+ * same per-CPU counters the hooks update.
+ */
 static int clsact_dump(struct Qdisc *sch, struct sk_buff *skb)
 {
-	struct clsact_sched *q = qdisc_priv(sch);
-	struct gnet_stats_queue qs = {};
-	struct gnet_stats_basic_sync b;
-	struct nlattr *nest;
-	unsigned int dir;
+	struct nlattr *nest = nla_nest_start_noflag(skb, TCA_OPTIONS);
 
-	/* The qdisc's counters, which the core dumps next, are the sum of
-	 * the directions'. Dumps run under RTNL, the only writer.
-	 */
-	gnet_stats_basic_sync_init(&b);
-	for (dir = 0; dir < nr_dirs(sch); dir++)
-		clsact_sum(q, dir, &b, &qs);
-	u64_stats_update_begin(&sch->bstats.syncp);
-	u64_stats_set(&sch->bstats.bytes, u64_stats_read(&b.bytes));
-	u64_stats_set(&sch->bstats.packets, u64_stats_read(&b.packets));
-	u64_stats_update_end(&sch->bstats.syncp);
-	sch->qstats.drops = qs.drops;
-	sch->qstats.overlimits = qs.overlimits;
-
-	nest = nla_nest_start_noflag(skb, TCA_OPTIONS);
 	if (!nest)
 		return -1;
 	return nla_nest_end(skb, nest);
@@ -349,61 +341,6 @@ static struct tcf_block *clsact_tcf_block(struct Qdisc *sch, unsigned long cl,
 	}
 }
 
-/* clsact's classes are its two hooks, by the minors find() returns. */
-static unsigned long clsact_dir_class(int dir)
-{
-	return TC_H_MIN(dir == DIR_INGRESS ? TC_H_MIN_INGRESS : TC_H_MIN_EGRESS);
-}
-
-static int clsact_class_dir(unsigned long cl)
-{
-	int dir;
-
-	for (dir = 0; dir < NR_DIRS; dir++)
-		if (clsact_dir_class(dir) == cl)
-			return dir;
-	return -1;
-}
-
-static void clsact_walk(struct Qdisc *sch, struct qdisc_walker *arg)
-{
-	int dir;
-
-	if (arg->stop)
-		return;
-	for (dir = 0; dir < NR_DIRS; dir++)
-		if (!tc_qdisc_stats_dump(sch, clsact_dir_class(dir), arg))
-			return;
-}
-
-static int clsact_dump_class(struct Qdisc *sch, unsigned long cl,
-			     struct sk_buff *skb, struct tcmsg *tcm)
-{
-	int dir = clsact_class_dir(cl);
-
-	if (dir < 0)
-		return -1;
-	tcm->tcm_parent = TC_H_ROOT;
-	tcm->tcm_handle = TC_H_MAKE(sch->handle,
-				    dir == DIR_INGRESS ? TC_H_MIN_INGRESS : TC_H_MIN_EGRESS);
-	tcm->tcm_info = 0;
-	return skb->len;
-}
-
-static int clsact_dump_class_stats(struct Qdisc *sch, unsigned long cl,
-				   struct gnet_dump *d)
-{
-	struct clsact_sched *q = qdisc_priv(sch);
-	int dir = clsact_class_dir(cl);
-
-	if (dir < 0)
-		return -1;
-	if (gnet_stats_copy_basic(d, &q->stats->pcpu->bstats[dir], NULL, false) < 0 ||
-	    gnet_stats_copy_queue(d, &q->stats->pcpu->qstats[dir], NULL, 0) < 0)
-		return -1;
-	return 0;
-}
-
 static void ingress_block_set(struct Qdisc *sch, u32 index)
 {
 	struct clsact_sched *q = qdisc_priv(sch);
@@ -432,19 +369,17 @@ static u32 egress_block_get(struct Qdisc *sch)
 	return q->hook[DIR_EGRESS].block_info.block_index;
 }
 
-static void ingress_walk(struct Qdisc *sch, struct qdisc_walker *arg)
+/* No classes to show: the hooks count only into the qdisc. */
+static void clsact_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 {
 }
 
-/* One direction only, whose counters are the qdisc's: no classes to show,
- * as with the tree's module.
- */
 static const struct Qdisc_class_ops ingress_class_ops = {
 	/* Filters are added and removed without RTNL, as in the tree. */
 	.flags		= QDISC_CLASS_OPS_DOIT_UNLOCKED,
 	.leaf		= clsact_leaf,
 	.find		= ingress_find,
-	.walk		= ingress_walk,
+	.walk		= clsact_walk,
 	.tcf_block	= ingress_tcf_block,
 	.bind_tcf	= ingress_bind_tcf,
 	.unbind_tcf	= clsact_unbind_tcf,
@@ -458,16 +393,13 @@ static const struct Qdisc_class_ops clsact_class_ops = {
 	.tcf_block	= clsact_tcf_block,
 	.bind_tcf	= clsact_bind_tcf,
 	.unbind_tcf	= clsact_unbind_tcf,
-	.dump		= clsact_dump_class,
-	.dump_stats	= clsact_dump_class_stats,
 };
 
-/* No TCQ_F_CPUSTATS: the per-CPU counters are per direction (above). */
 static struct Qdisc_ops ingress_ops __read_mostly = {
 	.cl_ops			= &ingress_class_ops,
 	.id			= "ingress",
 	.priv_size		= sizeof(struct clsact_sched),
-	.static_flags		= TCQ_F_INGRESS,
+	.static_flags		= TCQ_F_INGRESS | TCQ_F_CPUSTATS,
 	.init			= clsact_init,
 	.destroy		= clsact_destroy,
 	.dump			= clsact_dump,
@@ -480,7 +412,7 @@ static struct Qdisc_ops clsact_ops __read_mostly = {
 	.cl_ops			= &clsact_class_ops,
 	.id			= "clsact",
 	.priv_size		= sizeof(struct clsact_sched),
-	.static_flags		= TCQ_F_INGRESS,
+	.static_flags		= TCQ_F_INGRESS | TCQ_F_CPUSTATS,
 	.init			= clsact_init,
 	.destroy		= clsact_destroy,
 	.dump			= clsact_dump,
@@ -507,13 +439,14 @@ static void __exit sch_clsact_exit(void)
 {
 	unregister_qdisc(&clsact_ops);
 	unregister_qdisc(&ingress_ops);
-	/* Counters of destroyed qdiscs are freed from RCU callbacks. */
-	rcu_barrier();
+	/* Every qdisc is gone, so nothing is wanted: give back what is held. */
+	cancel_delayed_work_sync(&keys_release_work);
+	clsact_keys_release(NULL);
 }
 
 module_init(sch_clsact_init);
 module_exit(sch_clsact_exit);
 MODULE_ALIAS_NET_SCH("ingress");
 MODULE_ALIAS_NET_SCH("clsact");
-MODULE_DESCRIPTION("lk45: ingress and clsact qdiscs with per-direction statistics");
+MODULE_DESCRIPTION("ingress and clsact qdiscs, hook static keys taken only while filters exist");
 MODULE_LICENSE("GPL");

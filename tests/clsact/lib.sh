@@ -5,7 +5,12 @@
 CLSACT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OBJ=$CLSACT_DIR/clsact_state.bpf.o
 PIN=/sys/fs/bpf/tc/globals/lk45_state
-PARAM=/sys/module/sch_clsact/parameters/keys_held
+# Hook directions with filters (each wants its static key), the key
+# references actually held (given back release_delay_ms after the last
+# want), and the number of references taken or given back.
+PARAM=/sys/module/sch_clsact/parameters/keys_wanted
+HELD=/sys/module/sch_clsact/parameters/keys_held
+CHANGES=/sys/module/sch_clsact/parameters/key_changes
 A=198.18.70.1
 B=198.18.70.2
 
@@ -33,6 +38,15 @@ topology_down() {
 	ip link del v0 2>/dev/null
 	ip netns del peer 2>/dev/null
 	rm -f $PIN
+}
+
+# keys_held_settled: keys_held once a release due now has run (the delay
+# plus a second of slack; the delay is wall-clock jiffies, even under TCG).
+keys_held_settled() {
+	local ms
+	ms=$(cat /sys/module/sch_clsact/parameters/release_delay_ms)
+	sleep $(((ms + 999) / 1000 + 1))
+	cat $HELD
 }
 
 # map_set SLOT VALUE / map_get SLOT: the shared map, through bpftool's
