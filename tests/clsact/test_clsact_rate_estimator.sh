@@ -32,7 +32,7 @@ for mod in sch_clsact sch_ingress; do
 	modprobe -r sch_clsact sch_ingress 2>/dev/null
 	check "$mod: load" modprobe $mod
 	ip link add re0 type dummy && ip link set re0 up
-	check "$mod: clsact with estimator 250ms 1sec" tc qdisc add dev re0 clsact estimator 250ms 1sec
+	check "$mod: clsact with estimator 250ms 1sec" tc qdisc add dev re0 estimator 250ms 1sec clsact
 	check "$mod: an egress filter" tc filter add dev re0 egress matchall action pass
 
 	echo "rem_device_all" >$PG/kpktgend_0
