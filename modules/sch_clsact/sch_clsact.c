@@ -14,9 +14,12 @@
  * chain 0 (the only chain the hook starts from), so a device without
  * either qdisc, or with one but no filters, costs nothing per packet. The
  * tree's module holds the key for as long as the qdisc exists. A key is
- * taken at once when wanted, but given back only release_delay_ms later:
- * each change of a key rewrites kernel text on every CPU, and anyone with
- * CAP_NET_ADMIN in a user namespace can add and delete a filter in a loop.
+ * taken at once when wanted, but given back only once no key has been
+ * wanted or given up for release_delay_ms: each change of a key rewrites
+ * kernel text on every CPU, and anyone with CAP_NET_ADMIN in a user
+ * namespace can add and delete a filter in a loop. With each key the module
+ * also holds the core's tcf_sw_enabled_key, which the core itself changes
+ * whenever a block gains its first software filter or loses its last.
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -50,10 +53,10 @@ struct clsact_sched {
 };
 
 /*
- * The module's references on the core's two hook keys. keys_held[] follows
- * keys_wanted[] up at once and down after release_delay_ms, from a delayed
- * work, so that the keys change at most about twice per delay whatever the
- * rate of filter and qdisc changes.
+ * The module's references on the core's two hook keys, each with one on
+ * tcf_sw_enabled_key. keys_held[] follows keys_wanted[] up at once and down
+ * from a delayed work, pushed back by every change, so a loop of filter or
+ * qdisc changes keeps the keys until it stops.
  */
 static DEFINE_MUTEX(keys_lock);
 static unsigned int keys_wanted[NR_DIRS];
@@ -91,6 +94,7 @@ static void clsact_key_ref(int dir, bool take)
 {
 	lockdep_assert_held(&keys_lock);
 	if (take) {
+		static_branch_inc(&tcf_sw_enabled_key);
 		if (dir == DIR_INGRESS)
 			net_inc_ingress_queue();
 		else
@@ -101,6 +105,7 @@ static void clsact_key_ref(int dir, bool take)
 			net_dec_ingress_queue();
 		else
 			net_dec_egress_queue();
+		static_branch_dec(&tcf_sw_enabled_key);
 		keys_held[dir]--;
 	}
 	key_changes++;
@@ -147,9 +152,8 @@ static void clsact_key_put(struct clsact_hook *h)
 	if (!delay)
 		clsact_keys_trim();
 	mutex_unlock(&keys_lock);
-	/* Not rearmed while pending: a release at most once per delay. */
 	if (delay)
-		schedule_delayed_work(&keys_release_work, msecs_to_jiffies(delay));
+		mod_delayed_work(system_wq, &keys_release_work, msecs_to_jiffies(delay));
 }
 
 static struct Qdisc_ops ingress_ops;
@@ -441,6 +445,7 @@ static void __exit sch_clsact_exit(void)
 	unregister_qdisc(&ingress_ops);
 	/* Every qdisc is gone, so nothing is wanted: give back what is held. */
 	cancel_delayed_work_sync(&keys_release_work);
+	WARN_ON_ONCE(keys_wanted[DIR_INGRESS] || keys_wanted[DIR_EGRESS]);
 	clsact_keys_release(NULL);
 }
 
