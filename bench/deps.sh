@@ -10,6 +10,7 @@ PKGS=(
 	clang llvm libbpf-dev bpftool acpica-tools procps util-linux
 	python3-scapy	# tc-testing sends packets with it
 	liburing-dev	# configfs tests write through io_uring
+	linux-perf	# clsact-bench profiles the hooks per function
 )
 
 missing=()

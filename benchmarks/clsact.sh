@@ -6,7 +6,10 @@
 # (matchall, a class id and no action: the floor of the core's hook and
 # classify), and the same no-op program attached to tcx (BPF_LINK_CREATE,
 # BPF_TCX_INGRESS/EGRESS: bpf_mprog, no qdisc), the floor of 6.12's hooks.
-# Then the cost of filter churn: CHURN filter add/delete pairs in one tc
+# Then, with perf in the guest, where a no-op filter's instructions go:
+# per function, instructions per packet of the pktgen thread, tc filter
+# against tcx (perf's cpu-clock samples the instruction-counting clock).
+# Last, the cost of filter churn: CHURN filter add/delete pairs in one tc
 # batch on an otherwise empty clsact, with the tree's module, ours and ours
 # giving keys back at once (release_delay_ms=0).
 #
@@ -110,6 +113,29 @@ done
 tc qdisc del dev pg0 clsact 2>/dev/null
 rm -f /sys/fs/bpf/tcx_in /sys/fs/bpf/tcx_eg
 
+# profile SETUP DIR: "symbol instructions-per-packet" for the pktgen thread
+# in one run of SETUP, 10x the usual packets, sampled every 20000 ns.
+PERIOD=20000
+profile() {
+	local mode=netif_receive c=$((COUNT_INGRESS * 10))
+	[ "$2" = egress ] && mode=queue_xmit c=$((COUNT_EGRESS * 10))
+	setup "$1" || return
+	perf record -q -e cpu-clock -c $PERIOD -a -o /tmp/perf.data -- \
+		bash $PG/pktgen_bench_xmit_mode_$mode.sh -i pg0 -n $c -t 1 >/dev/null 2>&1 || return
+	perf report -q -i /tmp/perf.data --stdio -n --comms kpktgend_0 --sort sym 2>/dev/null |
+		awk -v p=$PERIOD -v c=$c '$3 == "[k]" {printf "%s %.1f\n", $4, $2 * p / c}'
+}
+declare -A P	# P[dir:setup] = profile lines
+if command -v perf >/dev/null; then
+	for d in ingress egress; do
+		for s in ours-nop tcx-nop; do
+			P[$d:$s]=$(profile $s $d) || { say "profile $s $d failed"; exit 1; }
+		done
+	done
+fi
+tc qdisc del dev pg0 clsact 2>/dev/null
+rm -f /sys/fs/bpf/tcx_in /sys/fs/bpf/tcx_eg
+
 # churn MODULE [DELAY]: prints guest ns (instructions) for CHURN add/delete
 # pairs of an egress filter on pg0's clsact, in one tc batch, and for our
 # module the static key references taken or given back meanwhile.
@@ -173,5 +199,22 @@ for d in ingress egress; do
 	say "$d: tcx, no-op program / none: $(fmt $xq1 $xn $xq3)"
 	say "$d: no-op BPF, tc filter / tcx program: ours $(fmt $yq1 $yt $yq3) (goal <= 1.03), tree $(fmt $zq1 $zt $zq3)"
 done
+for d in ingress egress; do
+	[ -n "${P[$d:ours-nop]}" ] || { say "$d: no profile (no perf)"; continue; }
+	say "$d: instructions per packet by function (>= 2), ours no-op tc filter against the no-op tcx program:"
+	# Both lists joined by symbol; sorted by what ours spends more.
+	awk 'NR == FNR {o[$1] = $2; next} {t[$1] = $2}
+		END {
+			for (f in o) u[f] = 1
+			for (f in t) u[f] = 1
+			for (f in u) {
+				a = o[f] + 0; b = t[f] + 0
+				if (a >= 2 || b >= 2) printf "%8.1f %8.1f %+8.1f  %s\n", a, b, a - b, f
+				sa += a; sb += b
+			}
+			printf "%8.1f %8.1f %+8.1f  (all functions)\n", sa, sb, sa - sb
+		}' <(echo "${P[$d:ours-nop]}") <(echo "${P[$d:tcx-nop]}") |
+		sort -k3,3gr | sed "s/^/clsact-bench: $d:   /"
+done
 say "churn: $CHURN filter add/delete pairs in one tc batch: tree $((tt / 1000000)) ms, ours $((to / 1000000)) ms ($co key changes), ours giving keys back at once $((t0 / 1000000)) ms ($c0 key changes)"
-say "churn: ours / tree $(awk -v a="$to" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), at once / tree $(awk -v a="$t0" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), ours / at once $(awk -v a="$to" -v b="$t0" 'BEGIN {printf "%.3f", a / b}')"
+say "churn (one vCPU: no IPIs, so a key change costs little here; counted above): ours / tree $(awk -v a="$to" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), at once / tree $(awk -v a="$t0" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), ours / at once $(awk -v a="$to" -v b="$t0" 'BEGIN {printf "%.3f", a / b}')"
