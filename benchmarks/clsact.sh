@@ -113,17 +113,19 @@ done
 tc qdisc del dev pg0 clsact 2>/dev/null
 rm -f /sys/fs/bpf/tcx_in /sys/fs/bpf/tcx_eg
 
-# profile SETUP DIR: "symbol instructions-per-packet" for the pktgen thread
-# in one run of SETUP, 10x the usual packets, sampled every 20000 ns.
-PERIOD=20000
+# profile SETUP DIR: "symbol samples" of the pktgen thread in one run of
+# SETUP with 10x the usual packets. Under TCG perf's cpu-clock samples this
+# thread sparsely (a few hundred samples a run, whatever the period), so
+# only the shares are used: times the setup's instructions per packet from
+# the rounds above.
 profile() {
 	local mode=netif_receive c=$((COUNT_INGRESS * 10))
 	[ "$2" = egress ] && mode=queue_xmit c=$((COUNT_EGRESS * 10))
 	setup "$1" || return
-	perf record -q -e cpu-clock -c $PERIOD -a -o /tmp/perf.data -- \
+	perf record -q -e cpu-clock -a -o /tmp/perf.data -- \
 		bash $PG/pktgen_bench_xmit_mode_$mode.sh -i pg0 -n $c -t 1 >/dev/null 2>&1 || return
 	perf report -q -i /tmp/perf.data --stdio -n --comms kpktgend_0 --sort sym 2>/dev/null |
-		awk -v p=$PERIOD -v c=$c '$3 == "[k]" {printf "%s %.1f\n", $4, $2 * p / c}'
+		awk '$3 == "[k]" {print $4, $2}'
 }
 declare -A P	# P[dir:setup] = profile lines
 if command -v perf >/dev/null; then
@@ -201,20 +203,22 @@ for d in ingress egress; do
 done
 for d in ingress egress; do
 	[ -n "${P[$d:ours-nop]}" ] || { say "$d: no profile (no perf)"; continue; }
-	say "$d: instructions per packet by function (>= 2), ours no-op tc filter against the no-op tcx program:"
-	# Both lists joined by symbol; sorted by what ours spends more.
-	awk 'NR == FNR {o[$1] = $2; next} {t[$1] = $2}
+	say "$d: instructions per packet by function (>= 4), ours no-op tc filter against the no-op tcx program:"
+	# Both lists joined by symbol, each function's share of its setup's
+	# samples times that setup's median instructions per packet.
+	no=$(tr ' ' '\n' <<<"${T[$d:ours-nop]}" | grep . | median)
+	nt=$(tr ' ' '\n' <<<"${T[$d:tcx-nop]}" | grep . | median)
+	awk -v no="$no" -v nt="$nt" 'NR == FNR {o[$1] = $2; so += $2; next} {t[$1] = $2; st += $2}
 		END {
+			printf "%8s %8s %8s  (samples %d and %d; one sample is %.1f and %.1f)\n", "ours", "tcx", "diff", so, st, no / so, nt / st
 			for (f in o) u[f] = 1
 			for (f in t) u[f] = 1
 			for (f in u) {
-				a = o[f] + 0; b = t[f] + 0
-				if (a >= 2 || b >= 2) printf "%8.1f %8.1f %+8.1f  %s\n", a, b, a - b, f
-				sa += a; sb += b
+				a = o[f] * no / so; b = t[f] * nt / st
+				if (a >= 4 || b >= 4) printf "%8.1f %8.1f %+8.1f  %s\n", a, b, a - b, f
 			}
-			printf "%8.1f %8.1f %+8.1f  (all functions)\n", sa, sb, sa - sb
 		}' <(echo "${P[$d:ours-nop]}") <(echo "${P[$d:tcx-nop]}") |
-		sort -k3,3gr | sed "s/^/clsact-bench: $d:   /"
+		{ IFS= read -r h; echo "$h"; sort -s -k3,3gr; } | sed "s/^/clsact-bench: $d:   /"
 done
 say "churn: $CHURN filter add/delete pairs in one tc batch: tree $((tt / 1000000)) ms, ours $((to / 1000000)) ms ($co key changes), ours giving keys back at once $((t0 / 1000000)) ms ($c0 key changes)"
 say "churn (one vCPU: no IPIs, so a key change costs little here; counted above): ours / tree $(awk -v a="$to" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), at once / tree $(awk -v a="$t0" -v b="$tt" 'BEGIN {printf "%.3f", a / b}'), ours / at once $(awk -v a="$to" -v b="$t0" 'BEGIN {printf "%.3f", a / b}')"
