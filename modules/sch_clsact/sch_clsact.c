@@ -87,7 +87,22 @@ module_param_cb(keys_held, &keys_ops, keys_held, 0444);
 MODULE_PARM_DESC(keys_held, "references held on the ingress and egress hooks' static keys");
 module_param(key_changes, ulong, 0444);
 MODULE_PARM_DESC(key_changes, "static key references taken or given back since load");
-module_param(release_delay_ms, uint, 0644);
+/* A new delay applies to a release already pending, too. */
+static int clsact_param_set_delay(const char *val, const struct kernel_param *kp)
+{
+	int err = param_set_uint(val, kp);
+
+	if (!err && delayed_work_pending(&keys_release_work))
+		mod_delayed_work(system_wq, &keys_release_work,
+				 msecs_to_jiffies(READ_ONCE(release_delay_ms)));
+	return err;
+}
+
+static const struct kernel_param_ops delay_ops = {
+	.set = clsact_param_set_delay,
+	.get = param_get_uint,
+};
+module_param_cb(release_delay_ms, &delay_ops, &release_delay_ms, 0644);
 MODULE_PARM_DESC(release_delay_ms, "delay before an unwanted static key is given back (0: at once)");
 
 static void clsact_key_ref(int dir, bool take)
