@@ -21,6 +21,19 @@ batch() {
 		echo "filter del dev kc0 egress pref 1"
 	done >"$1"
 }
+# bounded_batch WHAT FILE: run the tc batch FILE; the key may change once,
+# then at most give back and take again once per second (the delay) elapsed.
+bounded_batch() {
+	local c0 s0 s c
+	c0=$(cat $K/key_changes)
+	s0=$(date +%s)
+	check "$1" tc -b "$2"
+	s=$(($(date +%s) - s0 + 1))
+	c=$(($(cat $K/key_changes) - c0))
+	[ $c -ge 1 ] && [ $c -le $((2 * s + 1)) ] &&
+		ok "$1 in ${s} s changed the key $c times (at most $((2 * s + 1)))" ||
+		not_ok "$1 in ${s} s changed the key $c times (at most $((2 * s + 1)))"
+}
 # sent: packets kc0's egress filter has passed
 sent() { tc -s filter show dev kc0 egress | awk '/Sent/ {print $4; exit}'; }
 
@@ -34,15 +47,7 @@ tc qdisc add dev kc0 clsact
 
 # --- add/delete in a loop, default delay
 batch /tmp/churn.batch "$N"
-c0=$(cat $K/key_changes)
-s0=$(date +%s)
-check "$N filter add/delete pairs in one tc batch" tc -b /tmp/churn.batch
-s=$(($(date +%s) - s0 + 1))
-c=$(($(cat $K/key_changes) - c0))
-# One take, then at most a give-back and a take again per delay elapsed.
-[ $c -ge 1 ] && [ $c -le $((2 * s + 1)) ] &&
-	ok "$N add/delete pairs in ${s} s changed the key $c times (at most $((2 * s + 1)))" ||
-	not_ok "$N add/delete pairs in ${s} s changed the key $c times (at most $((2 * s + 1)))"
+bounded_batch "$N filter add/delete pairs in one tc batch" /tmp/churn.batch
 is "$(cat $K/keys_wanted)" 0 "no filter left: no key wanted"
 is "$(keys_held_settled)" 0 "the key given back after the delay"
 
@@ -82,14 +87,7 @@ for i in $(seq 200); do
 	echo "filter add dev kc0 egress pref 1 matchall action pass"
 	echo "qdisc del dev kc0 clsact"
 done >/tmp/churn.batch
-c0=$(cat $K/key_changes)
-s0=$(date +%s)
-check "200 clsact qdiscs with a filter created and deleted" tc -b /tmp/churn.batch
-s=$(($(date +%s) - s0 + 1))
-c=$(($(cat $K/key_changes) - c0))
-[ $c -ge 1 ] && [ $c -le $((2 * s + 1)) ] &&
-	ok "200 qdiscs in ${s} s changed the key $c times (at most $((2 * s + 1)))" ||
-	not_ok "200 qdiscs in ${s} s changed the key $c times (at most $((2 * s + 1)))"
+bounded_batch "200 clsact qdiscs with a filter created and deleted" /tmp/churn.batch
 is "$(keys_held_settled) $(cat $K/keys_wanted)" "0 0" "all given back after the delay"
 ip link del kc0
 modprobe -r sch_clsact
