@@ -14,12 +14,16 @@
  * chain 0 (the only chain the hook starts from), so a device without
  * either qdisc, or with one but no filters, costs nothing per packet. The
  * tree's module holds the key for as long as the qdisc exists. A key is
- * taken at once when wanted, but given back only once no key has been
- * wanted or given up for release_delay_ms: each change of a key rewrites
- * kernel text on every CPU, and anyone with CAP_NET_ADMIN in a user
- * namespace can add and delete a filter in a loop. With each key the module
- * also holds the core's tcf_sw_enabled_key, which the core itself changes
- * whenever a block gains its first software filter or loses its last.
+ * taken at once when wanted, but given back only release_delay_ms after
+ * the last time a direction stopped wanting one: each change of a key
+ * rewrites kernel text on every CPU, and anyone with CAP_NET_ADMIN in a
+ * user namespace can add and delete a filter in a loop. Until then an
+ * empty qdisc still costs the hook's test of a NULL chain.
+ *
+ * With each key the module also holds the core's tcf_sw_enabled_key, which
+ * the core itself changes whenever a block gains its first software filter
+ * or loses its last. The price: while a qdisc here has filters, blocks whose
+ * filters are all skip_sw are tested per packet, as before that key existed.
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -30,6 +34,13 @@
 #include <net/pkt_cls.h>
 #include <net/pkt_sched.h>
 #include <net/tcx.h>
+
+#if !IS_ENABLED(CONFIG_NET_CLS_ACT)
+#error "the hooks' classifier path needs CONFIG_NET_CLS_ACT"
+#endif
+
+/* The longest release delay accepted: an hour. */
+#define RELEASE_DELAY_MAX_MS	3600000
 
 enum { DIR_INGRESS, DIR_EGRESS, NR_DIRS };
 
@@ -55,8 +66,9 @@ struct clsact_sched {
 /*
  * The module's references on the core's two hook keys, each with one on
  * tcf_sw_enabled_key. keys_held[] follows keys_wanted[] up at once and down
- * from a delayed work, pushed back by every change, so a loop of filter or
- * qdisc changes keeps the keys until it stops.
+ * from a delayed work, pushed back by every put, so a loop of filter or
+ * qdisc changes keeps the keys until it stops. keys_lock covers the counts,
+ * the delay's changes and the scheduling of the work.
  */
 static DEFINE_MUTEX(keys_lock);
 static unsigned int keys_wanted[NR_DIRS];
@@ -81,21 +93,47 @@ static int clsact_param_keys(char *buf, const struct kernel_param *kp)
 static const struct kernel_param_ops keys_ops = {
 	.get = clsact_param_keys,
 };
-module_param_cb(keys_wanted, &keys_ops, keys_wanted, 0444);
+static int clsact_param_changes(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(key_changes));
+}
+
+static const struct kernel_param_ops changes_ops = {
+	.get = clsact_param_changes,
+};
+
+/* Other namespaces' filter activity is not everyone's business. */
+module_param_cb(keys_wanted, &keys_ops, keys_wanted, 0400);
 MODULE_PARM_DESC(keys_wanted, "qdisc directions with filters, each wanting its hook's static key");
-module_param_cb(keys_held, &keys_ops, keys_held, 0444);
+module_param_cb(keys_held, &keys_ops, keys_held, 0400);
 MODULE_PARM_DESC(keys_held, "references held on the ingress and egress hooks' static keys");
-module_param(key_changes, ulong, 0444);
+module_param_cb(key_changes, &changes_ops, &key_changes, 0400);
 MODULE_PARM_DESC(key_changes, "static key references taken or given back since load");
-/* A new delay applies to a release already pending, too. */
+
+static bool clsact_release_owed(void)
+{
+	lockdep_assert_held(&keys_lock);
+	return keys_held[DIR_INGRESS] > keys_wanted[DIR_INGRESS] ||
+	       keys_held[DIR_EGRESS] > keys_wanted[DIR_EGRESS];
+}
+
+/* A new delay applies to a release already owed, too. */
 static int clsact_param_set_delay(const char *val, const struct kernel_param *kp)
 {
-	int err = param_set_uint(val, kp);
+	unsigned int ms;
+	int err;
 
-	if (!err && delayed_work_pending(&keys_release_work))
-		mod_delayed_work(system_wq, &keys_release_work,
-				 msecs_to_jiffies(READ_ONCE(release_delay_ms)));
-	return err;
+	err = kstrtouint(val, 0, &ms);
+	if (err)
+		return err;
+	if (ms > RELEASE_DELAY_MAX_MS)
+		return -EINVAL;
+	mutex_lock(&keys_lock);
+	WRITE_ONCE(release_delay_ms, ms);
+	if (clsact_release_owed())
+		mod_delayed_work(system_wq, &keys_release_work, msecs_to_jiffies(ms));
+	mutex_unlock(&keys_lock);
+	return 0;
 }
 
 static const struct kernel_param_ops delay_ops = {
@@ -103,7 +141,7 @@ static const struct kernel_param_ops delay_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(release_delay_ms, &delay_ops, &release_delay_ms, 0644);
-MODULE_PARM_DESC(release_delay_ms, "delay before an unwanted static key is given back (0: at once)");
+MODULE_PARM_DESC(release_delay_ms, "delay before an unwanted static key is given back (0: at once, at most 3600000)");
 
 static void clsact_key_ref(int dir, bool take)
 {
@@ -123,7 +161,7 @@ static void clsact_key_ref(int dir, bool take)
 		static_branch_dec(&tcf_sw_enabled_key);
 		keys_held[dir]--;
 	}
-	key_changes++;
+	WRITE_ONCE(key_changes, key_changes + 1);
 }
 
 static void clsact_keys_trim(void)
@@ -157,18 +195,17 @@ static void clsact_key_get(struct clsact_hook *h)
 
 static void clsact_key_put(struct clsact_hook *h)
 {
-	unsigned int delay = READ_ONCE(release_delay_ms);
-
 	if (!h->key_wanted)
 		return;
 	h->key_wanted = false;
 	mutex_lock(&keys_lock);
 	keys_wanted[h->dir]--;
-	if (!delay)
+	if (!release_delay_ms)
 		clsact_keys_trim();
+	else
+		mod_delayed_work(system_wq, &keys_release_work,
+				 msecs_to_jiffies(release_delay_ms));
 	mutex_unlock(&keys_lock);
-	if (delay)
-		mod_delayed_work(system_wq, &keys_release_work, msecs_to_jiffies(delay));
 }
 
 static struct Qdisc_ops ingress_ops;
@@ -458,8 +495,11 @@ static void __exit sch_clsact_exit(void)
 {
 	unregister_qdisc(&clsact_ops);
 	unregister_qdisc(&ingress_ops);
-	/* Every qdisc is gone, so nothing is wanted: give back what is held. */
-	cancel_delayed_work_sync(&keys_release_work);
+	/* Every qdisc is gone, so nothing is wanted: give back what is held.
+	 * Disabled, the work cannot be queued again by a write of
+	 * release_delay_ms racing with the unload.
+	 */
+	disable_delayed_work_sync(&keys_release_work);
 	WARN_ON_ONCE(keys_wanted[DIR_INGRESS] || keys_wanted[DIR_EGRESS]);
 	clsact_keys_release(NULL);
 }

@@ -79,6 +79,17 @@ c0=$(cat $K/key_changes)
 check "100 add/delete pairs with release_delay_ms=0" tc -b /tmp/churn.batch
 is "$(($(cat $K/key_changes) - c0)) $(cat $K/keys_held)" "200 0" "200 key changes, none held after"
 
+# --- bad delays: refused with EINVAL, the old value kept
+for bad in 3600001 -1 abc 4294967296; do
+	err=$( (echo "$bad" >$K/release_delay_ms) 2>&1)
+	is "$? $(cat $K/release_delay_ms)" "1 0" "release_delay_ms=$bad refused, 0 kept"
+	grep -q "Invalid argument\|Numerical result" <<<"$err" && ok "release_delay_ms=$bad: $err" ||
+		not_ok "release_delay_ms=$bad: error was '$err'"
+done
+echo 3600000 >$K/release_delay_ms && is "$(cat $K/release_delay_ms)" 3600000 "an hour is accepted"
+is "$(stat -c %a $K/keys_wanted $K/keys_held $K/key_changes | tr '\n' ' ')" "400 400 400 " \
+	"the key counters are root's only"
+
 # --- qdisc churn: create and delete clsact with a filter, default delay
 echo 1000 >$K/release_delay_ms
 tc qdisc del dev kc0 clsact
