@@ -6,7 +6,11 @@
  *    checksums TCP/UDP over IPv4 and IPv6, against skb_csum_hwoffload_help()
  *    with the features such a device advertises today (IP_CSUM|IPV6_CSUM,
  *    none for an encapsulated packet, as netif_skb_features() masks them),
- *    on TCP/IPv4, TCP/IPv6 with two extension headers and TCP in VXLAN;
+ *    on TCP/IPv4, TCP/IPv6 with two extension headers and TCP in VXLAN; and
+ *    on TCP/IPv4 with the spec of a device that computes the checksum its
+ *    own way (8139cp's: own pseudo-header, sum to tot_len, IPv4 header
+ *    checksum rewritten), whose extra checks are the price of offloading
+ *    only what it computes exactly;
  *  - the software fallback (the helper with help minus the helper
  *    without) against a bare csum_partial() over the same bytes, and
  *    6.12's skb_checksum_help() for reference.
@@ -34,8 +38,10 @@ MODULE_PARM_DESC(iters, "packets per round");
 #define ROUNDS	11
 #define PAYLOAD	1000
 
-enum kind { TCP4, TCP6_EXT, VXLAN, NR_KINDS };
-static const char *const kind_name[] = { "TCP/IPv4", "TCP/IPv6+2 ext hdrs", "TCP/IPv4 in VXLAN" };
+enum kind { TCP4, TCP6_EXT, VXLAN, TCP4_OWN, NR_KINDS };
+static const char *const kind_name[] = {
+	"TCP/IPv4", "TCP/IPv6+2 ext hdrs", "TCP/IPv4 in VXLAN", "TCP/IPv4, IP_CSUM-style spec",
+};
 
 struct bench_pkt {
 	struct sk_buff *skb;
@@ -51,6 +57,7 @@ static void put_ipv4(u8 *h, u8 proto, unsigned int rest)
 	h[9] = proto;
 	h[12] = 198; h[13] = 18; h[15] = 1;
 	h[16] = 198; h[17] = 18; h[19] = 2;
+	put_unaligned((__force u16)ip_fast_csum(h, 5), (u16 *)(h + 10));
 }
 
 static int build(struct bench_pkt *b, enum kind k)
@@ -110,7 +117,10 @@ static int build(struct bench_pkt *b, enum kind k)
 		p[off + i] = i * 13;
 	b->skb = skb;
 	b->start = off;
-	b->field = 0x1234;
+	/* the stack's seed; a device with its own pseudo-header wants it */
+	b->field = k == TCP4_OWN ?
+		(__force u16)~csum_tcpudp_magic(htonl(0xc6120001), htonl(0xc6120002),
+						 l4len, IPPROTO_TCP, 0) : 0x1234;
 	return 0;
 }
 
@@ -129,6 +139,11 @@ static const struct skb_csum_offl_spec spec_v4v6 = {
 	.tcp_okay = 1, .udp_okay = 1, .vlan_okay = 1,
 };
 
+static const struct skb_csum_offl_spec spec_own = {
+	.ipv4_okay = 1, .ip_options_okay = 1, .tcp_okay = 1, .udp_okay = 1,
+	.own_pseudo_hdr = 1, .sums_to_ip_len = 1, .rewrites_ipv4_csum = 1,
+};
+
 enum op { OP_RESTORE, OP_HELPER, OP_HWOFFLOAD, NR_OPS };
 
 static u64 run(struct bench_pkt *b, enum kind k, enum op op)
@@ -141,7 +156,8 @@ static u64 run(struct bench_pkt *b, enum kind k, enum op op)
 	for (i = 0; i < iters; i++) {
 		restore(b);
 		if (op == OP_HELPER)
-			sink += skb_csum_offload_chk_help(b->skb, &spec_v4v6);
+			sink += skb_csum_offload_chk_help(b->skb, k == TCP4_OWN ?
+							  &spec_own : &spec_v4v6);
 		else if (op == OP_HWOFFLOAD)
 			sink += skb_csum_hwoffload_help(b->skb, f);
 	}

@@ -25,7 +25,16 @@ rx_stat() {
 	' /proc/net/snmp /proc/net/snmp6
 }
 
-tx_counter() { ethtool -S "$TX" | awk -v n="$1:" '$1 == n { v = $2 } END { print v + 0 }'; }
+RAW_FRAMES=$HERE/raw_frames
+
+# tx_counter NAME: tx_csum_offload (the netdev netlink family's tx-needs-csum,
+# what the chip checksummed) or any ethtool -S counter of the port
+tx_counter() {
+	case $1 in
+	tx_csum_offload) "$RAW_FRAMES" counters "$TX" | awk '{ print $1 }' ;;
+	*) ethtool -S "$TX" | awk -v n="$1:" '$1 == n { v = $2 } END { print v + 0 }' ;;
+	esac
+}
 
 setup_topology() {
 	local i

@@ -25,4 +25,22 @@ check() {
 	if "$@" >/tmp/tap.out 2>&1; then ok "$desc"; else not_ok "$desc"; sed 's/^/# /' /tmp/tap.out; fi
 }
 
+# tap_include CMD...: CMD's TAP lines as results of this test, renumbered;
+# its plan is dropped, a failure or a missing result fails.
+tap_include() {
+	local line n=0 rc
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "${line#ok [0-9]* - }"; n=$((n + 1)) ;;
+		"not ok "*) not_ok "${line#not ok [0-9]* - }"; n=$((n + 1)) ;;
+		"Bail out!"*) not_ok "$1: ${line#Bail out! }"; n=$((n + 1)) ;;
+		1..*) ;;
+		rc=*) rc=${line#rc=} ;;
+		*) echo "$line" ;;
+		esac
+	done < <("$@"; echo "rc=$?")
+	[ "$n" -gt 0 ] || not_ok "$1 reported no result"
+	[ "${rc:-0}" -le 1 ] || not_ok "$1 died (exit $rc)"
+}
+
 done_testing() { echo "1..$_tap_n"; exit $_tap_failed; }
