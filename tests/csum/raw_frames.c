@@ -567,7 +567,6 @@ static void show_difference(const struct wire *ws, int nw, const uint8_t *got, i
 	int i = -1, j, n;
 
 	for (j = 0; j < nw; j++) {
-		n = len < ws[j].len ? len : ws[j].len;
 		for (n = 0; n < len && n < ws[j].len && got[n] == ws[j].b[n]; n++)
 			;
 		if (n > i) {

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Raw frames from a packet socket with a virtio-net header (raw_frames.c):
-# every frame byte for byte what a NETIF_F_HW_CSUM device sends, or refused,
-# and counted on the path it took. Then TCP over a VLAN device with the tag
-# in-band, where LargeSend must not get the frames. The same frames go
+# TCP over a VLAN device with the tag in-band, where LargeSend must not get
+# the frames; then raw frames from a packet socket with a virtio-net header
+# (raw_frames.c): every frame byte for byte what a NETIF_F_HW_CSUM device
+# sends, or refused, and counted on the path it took. The same frames go
 # through 6.12's own 8139cp (8139cp_pristine.ko), whose outcome is printed
 # for the README's comparison, not asserted.
 # bench-timeout: 900
