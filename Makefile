@@ -7,10 +7,10 @@
 MAKEFLAGS += --no-print-directory
 RUN := bench/run.sh
 
-.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches help
+.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches series help
 all: demo
 
-demo check shell build export-patches reapply csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches:
+demo check shell build export-patches reapply csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches series:
 	@$(RUN) $@
 
 bench-selftest:

@@ -37,6 +37,43 @@ hash_files() {
 	done | sha256sum | cut -c1-16
 }
 
+# The series. patches/series names the topic series in the order they are
+# applied, each with the paths its patches may touch; a topic's patches are
+# in patches/<topic>/. Without that file (the bench's self-test), the
+# series is patches/*.patch in name order.
+topics() {
+	[ -f "$PATCHES/series" ] || return 0
+	sed -e 's/#.*//' "$PATCHES/series" | awk 'NF { print $1 }'
+}
+topic_paths() {
+	sed -e 's/#.*//' "$PATCHES/series" | awk -v t="$1" '$1 == t { $1 = ""; print }'
+}
+topic_patches() { find "$PATCHES/$1" -maxdepth 1 -name '*.patch' | LC_ALL=C sort; }
+all_patches() {
+	local t
+	if [ -f "$PATCHES/series" ]; then
+		for t in $(topics); do topic_patches "$t"; done
+	else
+		find "$PATCHES" -maxdepth 1 -name '*.patch' | LC_ALL=C sort
+	fi
+}
+# topic_of FILE...: the one topic whose paths hold every file, or nothing.
+topic_of() {
+	local t f p hit found=
+	for t in $(topics); do
+		hit=1
+		for f in "$@"; do
+			local ok=0
+			for p in $(topic_paths "$t"); do
+				case "$f" in "$p"*) ok=1 ;; esac
+			done
+			[ $ok = 1 ] || { hit=0; break; }
+		done
+		[ $hit = 1 ] && { [ -z "$found" ] || return 0; found=$t; }
+	done
+	echo "$found"
+}
+
 ensure_cache_dir() {
 	mkdir -p "$BENCH_CACHE" 2>/dev/null ||
 		die "cannot create cache directory $BENCH_CACHE (set BENCH_CACHE)"

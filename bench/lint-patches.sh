@@ -1,8 +1,10 @@
 #!/bin/bash
-# Each patch in patches/, applied one at a time onto the pristine tree:
-# checkpatch --strict, kernel-doc on the files it touches, and a W=1 build
-# of every object it touches (with the bench's config) that must add no
-# warning. Uses its own worktree and objects under $BENCH_CACHE/lint.
+# Each topic series of patches/series on its own: from the pristine tree,
+# its patches applied one at a time, each checked alone: it applies, it
+# touches only its topic's paths, checkpatch --strict, kernel-doc on the
+# files it touches, and a W=1 build of every object it touches (with the
+# bench's config) that must add no warning. Uses its own worktree and
+# objects under $BENCH_CACHE/lint.
 . "$(dirname "$0")/lib.sh"
 
 [ -f "$KOUT/.config" ] || die "no bench kernel config yet: run 'make build' first"
@@ -21,9 +23,13 @@ if [ ! -e "$WT/.git" ]; then
 	git -C "$TREE" worktree prune
 	git -C "$TREE" worktree add -q --detach "$WT" pristine
 fi
-git -C "$WT" am --abort >/dev/null 2>&1 || true
-git -C "$WT" checkout -q --detach pristine
-git -C "$WT" reset -q --hard pristine
+# back to the pristine tree, before each series
+reset_tree() {
+	git -C "$WT" am --abort >/dev/null 2>&1 || true
+	git -C "$WT" checkout -q --detach pristine
+	git -C "$WT" reset -q --hard pristine
+}
+reset_tree
 cp "$KOUT/.config" "$OBJ/.config"
 make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= olddefconfig prepare -j"$JOBS" >/dev/null 2>&1 ||
 	die "cannot prepare the lint build"
@@ -43,11 +49,18 @@ kdoc_warnings() {
 	rm -rf "$tmp"
 }
 
-for p in "$PATCHES"/*.patch; do
-	name=${p##*/}
+lint_patch() {
+	local p=$1 topic=$2 name out rc warn t f o
+	name=${topic:+$topic/}${p##*/}
 	if ! git -C "$WT" am -q "$p" >/dev/null 2>&1; then
-		verdict 1 "$name: applies"
-		break
+		verdict 1 "$name: applies alone onto the pristine tree${topic:+ with the $topic series before it}"
+		return 1
+	fi
+	mapfile -t files < <(git -C "$WT" diff --name-only HEAD~1 HEAD)
+	if [ -n "$topic" ]; then
+		t=$(topic_of "${files[@]}")
+		[ "$t" = "$topic" ] && verdict 0 "$name: touches only the $topic paths" ||
+			{ verdict 1 "$name: touches only the $topic paths"; printf '    %s\n' "${files[@]}"; }
 	fi
 	# Not findings: the MAINTAINERS reminder for new files, and Fixes:
 	# IDs checkpatch cannot look up because Debian's tarball carries no
@@ -78,12 +91,23 @@ for p in "$PATCHES"/*.patch; do
 		[ -f "$KOUT/$o" ] && built+=("$o")
 	done
 	if [ ${#built[@]} -gt 0 ]; then
-		out=$(make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= W=1 -j"$JOBS" "${built[@]}" 2>&1)
-		rc=$?
+		rc=0
+		out=$(make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= W=1 -j"$JOBS" "${built[@]}" 2>&1) || rc=$?
 		warn=$(echo "$out" | grep -E 'warning:|error:' || true)
 		[ $rc = 0 ] && [ -z "$warn" ] && verdict 0 "$name: W=1 build of ${built[*]}" ||
 			{ verdict 1 "$name: W=1 build of ${built[*]}"; echo "$warn" | head -20 | sed 's/^/    /'; }
 	fi
-done
+}
+
+mapfile -t order < <(topics)
+if [ ${#order[@]} = 0 ]; then
+	for p in $(all_patches); do lint_patch "$p" "" || break; done
+else
+	for t in "${order[@]}"; do
+		reset_tree
+		echo "== series $t, alone on the pristine tree"
+		for p in $(topic_patches "$t"); do lint_patch "$p" "$t" || break; done
+	done
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

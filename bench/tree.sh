@@ -8,8 +8,8 @@
 STAMP=$BENCH_CACHE/series.stamp
 
 src_version() { dpkg-query -W -f='${Version}' "$SRC_PACKAGE" 2>/dev/null || echo unknown; }
-series() { find "$PATCHES" -maxdepth 1 -name '*.patch' | LC_ALL=C sort; }
-series_hash() { mapfile -t p < <(series); hash_files "${p[@]}"; }
+series() { all_patches; }
+series_hash() { mapfile -t p < <(series); hash_files "$PATCHES/series" "${p[@]}"; }
 g() { git -C "$TREE" "$@"; }
 
 extract() {
@@ -83,12 +83,42 @@ prepare() {
 	fi
 }
 
+# Each commit goes to the topic whose paths hold all it touches; the
+# topics must follow each other in the order patches/series gives, so that
+# each series is numbered, applied and linted on its own.
 export_patches() {
 	[ -e "$TREE/.git" ] || die "no tree at $TREE: run 'make build' first"
 	[ -z "$(g status --porcelain --untracked-files=no)" ] ||
 		die "commit your edits in $TREE before exporting"
-	find "$PATCHES" -maxdepth 1 -name '*.patch' -delete
-	g format-patch -q --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
+	local c t last= idx=-1 i order files
+	mapfile -t order < <(topics)
+	if [ ${#order[@]} = 0 ]; then
+		find "$PATCHES" -maxdepth 1 -name '*.patch' -delete
+		g format-patch -q --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
+	else
+		declare -A from to
+		for c in $(g rev-list --reverse pristine..HEAD); do
+			mapfile -t files < <(g diff-tree --no-commit-id --name-only -r "$c")
+			t=$(topic_of "${files[@]}")
+			[ -n "$t" ] || die "commit $(g log -1 --format='%h %s' "$c") touches files of no single topic in patches/series: ${files[*]}"
+			for i in "${!order[@]}"; do [ "${order[$i]}" = "$t" ] && break; done
+			if [ "$t" != "$last" ]; then
+				[ "$i" -gt "$idx" ] ||
+					die "commit $(g log -1 --format='%h %s' "$c") of topic $t comes after a later topic: keep each topic's commits together, in the order of patches/series"
+				idx=$i
+				from[$t]=$c
+			fi
+			to[$t]=$c
+			last=$t
+		done
+		for t in "${order[@]}"; do
+			mkdir -p "$PATCHES/$t"
+			find "$PATCHES/$t" -maxdepth 1 -name '*.patch' -delete
+			[ -n "${from[$t]:-}" ] || continue
+			g format-patch -q --no-signature --zero-commit -o "$PATCHES/$t" \
+				"${from[$t]}~1..${to[$t]}"
+		done
+	fi
 	if [ "$TREE" = "$BENCH_CACHE/linux" ]; then
 		printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
 	else
