@@ -7,10 +7,10 @@
 MAKEFLAGS += --no-print-directory
 RUN := bench/run.sh
 
-.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches series help
+.PHONY: all demo check shell build export-patches reapply bench-selftest csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches series deb stock-check help
 all: demo
 
-demo check shell build export-patches reapply csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches series:
+demo check shell build export-patches reapply csum-fuzz csum-bench configfs-bench clsact-bench clsact-tdc lint-patches series deb stock-check:
 	@$(RUN) $@
 
 bench-selftest:

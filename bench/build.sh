@@ -146,6 +146,14 @@ build_initramfs() {
 	ln -s usr/lib64 "$root/lib64"
 	ln -s ../run "$root/var/run"
 	cp "$init" "$root/init"
+	# Modules the init loads before it can mount 9p (BOOT_MODULES, in
+	# order), for a kernel that has 9p as modules.
+	local i=10 m
+	for m in ${BOOT_MODULES:-}; do
+		mkdir -p "$root/boot-modules"
+		cp "$m" "$root/boot-modules/$i-${m##*/}"
+		i=$((i + 1))
+	done
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$STAGE/initramfs.cpio.new"
 	mv "$STAGE/initramfs.cpio.new" "$STAGE/initramfs.cpio"
 }
@@ -184,6 +192,16 @@ build_tests() {
 		die "cannot compile tc-testing's action.c"
 	# and the tree's pktgen samples, for the clsact benchmark.
 	rsync -a --delete "$TREE/samples/pktgen/" "$STAGE/pktgen/"
+	# upstream's kselftests that set up ingress or clsact qdiscs, with the
+	# libraries they source
+	mkdir -p "$STAGE/selftests/net"
+	rsync -a --delete "$TREE/tools/testing/selftests/net/forwarding" \
+		"$TREE/tools/testing/selftests/net/lib" \
+		"$TREE/tools/testing/selftests/net/lib.sh" \
+		"$TREE/tools/testing/selftests/net/net_helper.sh" \
+		"$TREE/tools/testing/selftests/net/test_ingress_egress_chaining.sh" \
+		"$STAGE/selftests/net/"
+	rsync -a "$TREE/tools/testing/selftests/kselftest" "$STAGE/selftests/" 2>/dev/null || true
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
 	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
 	rsync -a --delete "$REPO/benchmarks/" "$STAGE/benchmarks/"
@@ -203,5 +221,7 @@ main() {
 case "${1:-all}" in
 all) main ;;
 config) ensure_cache_dir; configure ;;
-*) die "usage: build.sh [all|config]" ;;
+initramfs) build_initramfs ;;
+tests) build_tests ;;
+*) die "usage: build.sh [all|config|initramfs|tests]" ;;
 esac

@@ -11,7 +11,14 @@ PKGS=(
 	python3-scapy	# tc-testing sends packets with it
 	liburing-dev	# configfs tests write through io_uring
 	linux-perf	# clsact-bench profiles the hooks per function
+	jq netsniff-ng	# upstream's forwarding kselftests (stock-check)
+	dkms debhelper dh-dkms dpkg-dev	# make deb, and dkms build for the stock kernel
 )
+
+# deps.sh packaging: only the packages named in BENCH_PKGS.
+if [ "${1:-}" = packaging ]; then
+	read -r -a PKGS <<<"${BENCH_PKGS:?}"
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

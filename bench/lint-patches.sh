@@ -109,5 +109,56 @@ else
 		for p in $(topic_patches "$t"); do lint_patch "$p" "$t" || break; done
 	done
 fi
+# All three series under Debian's own config (olddefconfig of the
+# config-6.12.118+deb12-amd64 its linux-image ships): every object the
+# series touches that this config builds, with W=1, before and after; no
+# warning may be new.
+if [ ${#order[@]} -gt 0 ]; then
+	echo "== all series under Debian's config"
+	DOBJ=$LINT/build-debian
+	dcfg=$("$REPO/bench/stock.sh" fetch | tail -1)
+	reset_tree
+	mkdir -p "$DOBJ"
+	cp "$dcfg" "$DOBJ/.config"
+	# Debian's signing certificates are not in the source package.
+	"$WT/scripts/config" --file "$DOBJ/.config" --set-str SYSTEM_TRUSTED_KEYS "" \
+		--set-str SYSTEM_REVOCATION_KEYS "" --set-str MODULE_SIG_KEY "certs/signing_key.pem"
+	make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= olddefconfig prepare -j"$JOBS" \
+		>"$LINT/debian-prepare.log" 2>&1 || die "cannot prepare the Debian-config build (see $LINT/debian-prepare.log)"
+	mapfile -t touched < <(for p in $(all_patches); do
+		sed -n 's|^+++ b/\(.*\.c\)$|\1|p' "$p"; done | sort -u)
+	dobjs=()
+	for f in "${touched[@]}"; do
+		o=${f%.c}.o
+		# built by this config: its Makefile line's symbol is y or m
+		if make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= W=1 "$o" >/dev/null 2>&1; then
+			dobjs+=("$o")
+		fi
+	done
+	debian_warnings() {
+		local o
+		for o in "${dobjs[@]}"; do
+			rm -f "$DOBJ/$o"
+			make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= W=1 "$o" 2>&1 |
+				{ grep -E 'warning:|error:' || true; } | sed -E 's/:[0-9]+:[0-9]+:/:/'
+		done | sort -u
+	}
+	before=$(debian_warnings)
+	for t in "${order[@]}"; do
+		for p in $(topic_patches "$t"); do git -C "$WT" am -q "$p" >/dev/null 2>&1 ||
+			die "$t/${p##*/} does not apply for the Debian-config build"; done
+	done
+	built=()
+	for f in "${touched[@]}"; do
+		o=${f%.c}.o
+		make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= W=1 "$o" >/dev/null 2>&1 && built+=("$o")
+	done
+	dobjs=("${built[@]}")
+	after=$(debian_warnings)
+	new=$(comm -13 <(echo "$before") <(echo "$after") | sed '/^$/d')
+	[ -z "$new" ] && verdict 0 "Debian config, W=1, no new warning: ${dobjs[*]}" ||
+		{ verdict 1 "Debian config, W=1: new warnings"; echo "$new" | sed 's/^/    /'; }
+	reset_tree
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -4,6 +4,7 @@
 case "${1:-}" in
 *-bench) export BENCH_KERNEL=perf ;;
 clsact-tdc) export BENCH_KERNEL=${BENCH_KERNEL:-perf} ;;	# 8x faster than debug, which works too
+stock-check) export BENCH_KERNEL=stock ;;	# Debian's own linux-image
 esac
 # Benchmarks of path length count instructions (-icount; BENCH_ICOUNT=0 for
 # the wall clock), so that their ratios repeat from run to run. In
@@ -26,7 +27,7 @@ prepare() {
 
 # Boot once in MODE and judge the run; extra args go to the kernel cmdline.
 boot_and_report() {
-	local mode=$1 run=$BENCH_CACHE/run-$1
+	local mode=$1 run=$BENCH_CACHE/run-$1${RUN_SUFFIX:-}
 	shift
 	local rc=0
 	"$B/qemu.sh" "$mode" "$run" "$@" || rc=$?
@@ -74,6 +75,7 @@ reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
 lint-patches) exec "$B/lint-patches.sh" ;;
 series) ensure_cache_dir; "$B/deps.sh"; exec "$B/series.sh" ;;
+deb) ensure_cache_dir; exec "$B/deb.sh" ;;
 csum-bench) show bench "benchmark csum: one boot of the non-debug kernel under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=csum ;;
 configfs-bench) show bench "benchmark configfs: one boot of the non-debug kernel, ours then 6.12's configfs, under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=configfs ;;
 clsact-bench) show bench "benchmark clsact: pktgen in one boot of the non-debug kernel under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=clsact ;;
@@ -83,6 +85,20 @@ clsact-tdc)
 	export TESTS='tdc_*' ONLY=clsact/ TEST_TIMEOUT=${TEST_TIMEOUT:-7200}
 	export BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-9000}
 	check
+	;;
+stock-check)
+	# Debian's kernel with the sch-clsact-dkms package's module: the clsact
+	# tests, tdc and upstream's kselftests, ours against Debian's
+	# sch_ingress, in one boot (bench/stock.sh says how it is staged).
+	t0=$SECONDS
+	"$B/stock.sh"
+	export BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-9000} RUN_SUFFIX=-stock
+	extra=(bench.only=clsact/ "bench.tests=${TESTS:-test_*,tdc_*,kselftest_*}")
+	[ -z "${TEST_TIMEOUT:-}" ] || extra+=("bench.timeout=$TEST_TIMEOUT")
+	rc=0
+	boot_and_report check "${extra[@]}" || rc=$?
+	log "make stock-check took $((SECONDS - t0))s"
+	exit $rc
 	;;
 csum-fuzz)
 	# The helpers' randomized KUnit run at 1M packets, nothing else.

@@ -2,7 +2,8 @@
 /*
  * Static init for the bench guest.
  *
- * Mounts the host's /usr and /etc read-only over 9p, the staged kernel
+ * Loads the modules an initramfs may carry in /boot-modules (in name order:
+ * a distribution kernel has 9p as modules), mounts the host's /usr and /etc read-only over 9p, the staged kernel
  * modules, tests and scripts at /bench, and a writable results share, runs
  * /bench/guest/main.sh, then reports its exit status on a channel of its
  * own: a file in the results share and QEMU's isa-debug-exit port. A guest
@@ -17,7 +18,9 @@
 #include <sys/io.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +45,50 @@ static int mount_9p(const char *tag, const char *dst, unsigned long flags)
 {
 	return do_mount(tag, dst, "9p", flags,
 			"trans=virtio,version=9p2000.L,msize=262144,cache=none");
+}
+
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4
+#endif
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Every /boot-modules/NN-name.ko[.xz], in name order; the kernel
+ * decompresses .xz itself (CONFIG_MODULE_DECOMPRESS).
+ */
+static int load_boot_modules(void)
+{
+	struct dirent **ents;
+	char path[300];
+	int n, i, fd, flags, rc = 0;
+
+	n = scandir("/boot-modules", &ents, NULL, by_name);
+	if (n < 0)
+		return 0;	/* none needed */
+	for (i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		size_t len = strlen(name);
+
+		if (name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/boot-modules/%s", name);
+		flags = len > 3 && !strcmp(name + len - 3, ".xz") ?
+			MODULE_INIT_COMPRESSED_FILE : 0;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || syscall(SYS_finit_module, fd, "", flags)) {
+			if (errno != EEXIST) {
+				fprintf(stderr, "bench-init: load %s: %s\n", path,
+					strerror(errno));
+				rc = -1;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return rc;
 }
 
 static void finish(int status)
@@ -81,6 +128,7 @@ int main(void)
 	    do_mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") ||
 	    do_mount("tmpfs", "/run", "tmpfs", 0, "mode=755") ||
 	    do_mount("tmpfs", "/var/tmp", "tmpfs", 0, "mode=1777") ||
+	    load_boot_modules() ||
 	    mount_9p("usr", "/usr", MS_RDONLY) ||
 	    mount_9p("etc", "/etc", MS_RDONLY) ||
 	    mount_9p("stage", "/bench", MS_RDONLY) ||

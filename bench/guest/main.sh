@@ -27,8 +27,14 @@ ip link set lo up
 # Our sch_clsact stands in for the tree's sch_ingress: both answer the
 # net-sch-ingress/clsact aliases, so the tree's is kept out of alias loads
 # (an explicit "modprobe sch_ingress" still loads it).
+# On Debian's kernel the sch-clsact-dkms package's own file does it (copied
+# to /run: /usr here is the host's, read-only).
 mkdir -p /run/modprobe.d
-echo "blacklist sch_ingress" >/run/modprobe.d/lk45-clsact.conf
+if compgen -G '/bench/pkg/usr/lib/modprobe.d/*.conf' >/dev/null; then
+	cp /bench/pkg/usr/lib/modprobe.d/*.conf /run/modprobe.d/
+else
+	echo "blacklist sch_ingress" >/run/modprobe.d/lk45-clsact.conf
+fi
 
 console() { echo "$*" >/dev/console; }
 
@@ -74,8 +80,9 @@ run_one() {
 
 run_tests() {
 	local t group name t_to default_timeout=$timeout_s
-	for t in /bench/tests/*/$tests; do
-		[ -x "$t" ] || continue
+	# bench.tests: globs, comma-separated
+	for t in $(for g in ${tests//,/ }; do printf '%s\n' /bench/tests/*/$g; done | sort -u); do
+		[ -f "$t" ] && [ -x "$t" ] || continue
 		group=$(basename "$(dirname "$t")")
 		name=$(basename "$t")
 		name=${name%.sh}
