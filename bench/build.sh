@@ -202,12 +202,20 @@ build_tests() {
 		"$TREE/tools/testing/selftests/net/test_ingress_egress_chaining.sh" \
 		"$STAGE/selftests/net/"
 	rsync -a "$TREE/tools/testing/selftests/kselftest" "$STAGE/selftests/" 2>/dev/null || true
+	# test_ingress_egress_chaining.sh sends with these
+	local b
+	for b in udpgso_bench_rx udpgso_bench_tx; do
+		gcc -O2 -Wall -o "$STAGE/selftests/net/$b" \
+			"$TREE/tools/testing/selftests/net/$b.c" ||
+			die "cannot compile the kselftest helper $b"
+	done
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
 	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
 	rsync -a --delete "$REPO/benchmarks/" "$STAGE/benchmarks/"
 }
 
 main() {
+	[ "$flavour" != -stock ] || die "the stock kernel is Debian's, not built here: use make stock-check"
 	ensure_cache_dir
 	mkdir -p "$STAGE"
 	configure

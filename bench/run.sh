@@ -75,7 +75,7 @@ reapply) ensure_cache_dir; "$B/tree.sh" reapply; "$B/build.sh" ;;
 selftest) exec "$B/selftest.sh" ;;
 lint-patches) exec "$B/lint-patches.sh" ;;
 series) ensure_cache_dir; "$B/deps.sh"; exec "$B/series.sh" ;;
-deb) ensure_cache_dir; exec "$B/deb.sh" ;;
+deb) mkdir -p "$BENCH_CACHE"; exec "$B/deb.sh" ;;
 csum-bench) show bench "benchmark csum: one boot of the non-debug kernel under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=csum ;;
 configfs-bench) show bench "benchmark configfs: one boot of the non-debug kernel, ours then 6.12's configfs, under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=configfs ;;
 clsact-bench) show bench "benchmark clsact: pktgen in one boot of the non-debug kernel under an instruction-counting clock (BENCH_ICOUNT=0: wall clock); compare ratios" bench.only=clsact ;;

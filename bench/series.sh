@@ -42,11 +42,21 @@ for t in $(topics); do
 		esac
 	done < <(cd "$WT" && ./scripts/get_maintainer.pl --no-git --no-git-fallback \
 		--no-keywords "${ps[@]}" 2>/dev/null)
+	# and whoever the change concerns beyond MAINTAINERS (patches/<topic>/cc)
+	if [ -s "$PATCHES/$t/cc" ]; then
+		while IFS= read -r line; do
+			[ -n "$line" ] && cc+=("--cc=$line")
+		done <"$PATCHES/$t/cc"
+	fi
 	[ ${#to[@]} -gt 0 ] || die "get_maintainer.pl found no maintainer for the $t series"
 	rm -rf "${OUT:?}/$t"
 	mkdir -p "$OUT/$t"
+	# a tree to aim at (net-next, say), from patches/<topic>/subject-prefix
+	prefix=PATCH
+	[ -s "$PATCHES/$t/subject-prefix" ] && prefix=$(head -1 "$PATCHES/$t/subject-prefix")
 	git -C "$WT" format-patch -q --cover-letter --no-signature --zero-commit \
-		--thread=shallow "${to[@]}" "${cc[@]}" -o "$OUT/$t" pristine..HEAD
+		--thread=shallow --subject-prefix="$prefix" "${to[@]}" "${cc[@]}" \
+		-o "$OUT/$t" pristine..HEAD
 	letter=$(find "$OUT/$t" -name '0000-cover-letter.patch')
 	python3 - "$letter" "$cover" <<'PY'
 import sys

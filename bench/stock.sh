@@ -17,40 +17,45 @@ ROOT=$S/root
 HDRS=$ROOT/usr/src/linux-headers-$KVER
 
 fetch() {
-	local want="$KVER $DEBVER" p
+	local want="$KVER $DEBVER $ROOT" p
 	[ "$(cat "$S/fetched" 2>/dev/null)" = "$want" ] && return
 	log "downloading linux-image and linux-headers $KVER ($DEBVER), not installing them"
 	rm -rf "$S"
 	mkdir -p "$S/debs" "$ROOT"
 	# apt's sandbox user cannot write the cache; the download is just files.
-	(cd "$S/debs" && apt-get download -q -o APT::Sandbox::User=root \
-		"linux-image-$KVER=$DEBVER" "linux-headers-$KVER=$DEBVER" \
-		"linux-headers-6.12.118+deb12-common=$DEBVER" \
-		"linux-kbuild-6.12.118+deb12=$DEBVER") >"$S/download.log" 2>&1 ||
-		die "apt-get download failed (see $S/download.log)"
+	local pkgs=("linux-image-$KVER=$DEBVER" "linux-headers-$KVER=$DEBVER"
+		"linux-headers-6.12.118+deb12-common=$DEBVER" "linux-kbuild-6.12.118+deb12=$DEBVER")
+	(cd "$S/debs" && { apt-get download -q -o APT::Sandbox::User=root "${pkgs[@]}" ||
+		{ apt-get update -qq && apt-get download -q -o APT::Sandbox::User=root "${pkgs[@]}"; }; }) \
+		>"$S/download.log" 2>&1 ||
+		die "apt-get download of ${pkgs[*]} failed (see $S/download.log); if the archive moved on, bump KVER/DEBVER in bench/stock.sh"
 	for p in "$S"/debs/*.deb; do
 		dpkg-deb -x "$p" "$ROOT" || die "cannot unpack $p"
 	done
 	# The headers' Makefile includes the common half by absolute path.
 	sed -i "s|^include /usr/src/|include $ROOT/usr/src/|" "$HDRS/Makefile"
+	grep -q "^include $ROOT/usr/src/" "$HDRS/Makefile" ||
+		die "cannot point $HDRS/Makefile at the unpacked headers"
 	echo "$want" >"$S/fetched"
 }
 
 # The package, and its module built for the stock kernel by DKMS.
 build_module() {
 	local deb d=$S/dkms ver
-	"$REPO/bench/deb.sh" >"$S/deb.log" || { cat "$S/deb.log" >&2; die "make deb failed"; }
-	deb=$(find "$REPO/outgoing/deb" -name 'sch-clsact-dkms_*_all.deb')
-	ver=$(dpkg-deb -f "$deb" Version)
 	rm -rf "$d"
-	mkdir -p "$d/tree" "$d/pkg"
+	mkdir -p "$d/tree" "$d/pkg" "$d/out"
+	DEB_OUT=$d/out "$REPO/bench/deb.sh" >"$S/deb.log" 2>&1 ||
+		{ cat "$S/deb.log" >&2; die "make deb failed"; }
+	deb=$(find "$d/out" -name 'sch-clsact-dkms_*_all.deb')
 	dpkg-deb -x "$deb" "$d/pkg"
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$d"/pkg/usr/src/sch-clsact-*/dkms.conf)
+	[ -n "$ver" ] || die "no PACKAGE_VERSION in the package's dkms.conf"
 	dkms add --dkmstree "$d/tree" --sourcetree "$d/pkg/usr/src" \
 		-m sch-clsact -v "$ver" >"$d/dkms.log" 2>&1 &&
 	dkms build --dkmstree "$d/tree" --sourcetree "$d/pkg/usr/src" \
 		-m sch-clsact -v "$ver" -k "$KVER" --kernelsourcedir "$HDRS" \
 		>>"$d/dkms.log" 2>&1 || { cat "$d/dkms.log" >&2; die "dkms build -k $KVER failed"; }
-	KO=$(find "$d/tree/sch-clsact/$ver/$KVER" -name sch_clsact.ko)
+	KO=$(find "$d/tree/sch-clsact/$ver/$KVER" -name 'sch_clsact.ko*' 2>/dev/null || true)
 	[ -n "$KO" ] || die "dkms built no sch_clsact.ko (see $d/dkms.log)"
 	log "dkms built sch-clsact $ver for $KVER"
 }

@@ -35,7 +35,7 @@ modprobe dummy && modprobe veth && modprobe cls_matchall && modprobe act_gact
 topology_up
 for mod in sch_clsact sch_ingress; do
 	modprobe -r sch_clsact sch_ingress 2>/dev/null
-	check "$mod: load" modprobe $mod
+	check "$mod: load" modprobe --ignore-install $mod
 	who=$mod
 	[ $mod = sch_clsact ] && who=ours
 
