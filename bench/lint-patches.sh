@@ -111,8 +111,8 @@ else
 fi
 # All three series under Debian's own config (olddefconfig of the
 # config-6.12.118+deb12-amd64 its linux-image ships): every object the
-# series touches that this config builds, with W=1, before and after; no
-# warning may be new.
+# series touches, compiled with W=1 before and after; no warning or error
+# may be new.
 if [ ${#order[@]} -gt 0 ]; then
 	echo "== all series under Debian's config"
 	DOBJ=$LINT/build-debian
@@ -139,7 +139,8 @@ if [ ${#order[@]} -gt 0 ]; then
 		local o
 		for o in "${dobjs[@]}"; do
 			rm -f "$DOBJ/$o"
-			make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= W=1 "$o" 2>&1 |
+			{ make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= W=1 "$o" 2>&1 ||
+				echo "$o: error: make failed"; } |
 				{ grep -E 'warning:|error:' || true; } | sed -E 's/:[0-9]+:[0-9]+:/:/'
 		done | sort -u
 	}
@@ -148,8 +149,7 @@ if [ ${#order[@]} -gt 0 ]; then
 		for p in $(topic_patches "$t"); do git -C "$WT" am -q "$p" >/dev/null 2>&1 ||
 			die "$t/${p##*/} does not apply for the Debian-config build"; done
 	done
-	# what built before must build after; new files join if the config
-	# builds them (their Makefile line's symbol is y or m)
+	# what built before must build after; new files join
 	for f in "${touched[@]}"; do
 		o=${f%.c}.o
 		[[ " ${dobjs[*]} " == *" $o "* ]] && continue
