@@ -11,7 +11,7 @@
 mode=${1:?mode}
 run=${2:?run directory}
 shift 2
-HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-2400}
+HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-3600}
 MEM=${BENCH_MEM:-3G}
 
 [ -f "$STAGE/bzImage" ] || die "no kernel staged in $STAGE: run 'make build'"
