@@ -130,6 +130,14 @@ modprobe dummy
 cold "the attacks"
 [ "$(state)" = none ] || done_testing
 
+# unloads_clean DESC: modprobe -r sch_clsact succeeds and leaves neither
+# module loaded
+unloads_clean() {
+	local rc=0
+	modprobe -r sch_clsact 2>/dev/null || rc=$?
+	is "$(rcw $rc) $(state)" "ok none" "$1"
+}
+
 # 1. Eight alias loads at once from cold, five net-sch-clsact and three
 # net-sch-ingress: the kernel runs "modprobe -q -- net-sch-..." for each,
 # every one finds both modules under the alias, and each goes through the
@@ -153,9 +161,7 @@ is "$(qdiscs)" "$EXPECT" "the qdiscs survive the refused unload"
 check "and take a filter: tc filter add dev atk0 ingress matchall" tc filter add dev atk0 ingress matchall action pass
 is "$(cat $P/keys_wanted 2>/dev/null)" 1 "served by sch_clsact: atk0's ingress wants its key"
 for ((i = 0; i < N; i++)); do echo "qdisc del dev atk$i ${KINDS[i]}"; done | tc -batch - >/dev/null 2>&1
-modprobe -r sch_clsact 2>/dev/null
-rc=$?
-is "$(rcw $rc) $(state)" "ok none" "with the qdiscs deleted, modprobe -r sch_clsact unloads it"
+unloads_clean "with the qdiscs deleted, modprobe -r sch_clsact unloads it"
 
 # 3. Ours serving: a load of sch_ingress by name (the rule: ours is already
 # loaded, so nothing else), the kernel's by --ignore-install (its init
@@ -275,9 +281,7 @@ rc=$?
 is "$s tc:$(rcw $rc) $(state) $(refs sch_clsact)" "sch_clsact tc:ok sch_clsact 2" \
 	"package removed while sch_clsact serves: it keeps serving, a new ingress qdisc included"
 printf 'qdisc del dev atk0 clsact\nqdisc del dev atk1 ingress\n' | tc -batch - >/dev/null 2>&1
-modprobe -r sch_clsact 2>/dev/null
-rc=$?
-is "$(rcw $rc) $(state)" "ok none" "once its qdiscs are deleted it unloads"
+unloads_clean "once its qdiscs are deleted it unloads"
 tc qdisc add dev atk1 clsact
 rc=$?
 is "tc:$(rcw $rc) $(state)" "tc:ok sch_ingress" "and the next alias load gets the kernel's sch_ingress"
