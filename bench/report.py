@@ -38,6 +38,7 @@ class Tally:
     def __init__(self):
         self.passed = self.failed = self.skipped = 0
         self.failures = []
+        self.durations = []
 
     def add(self, verdict, name, detail=""):
         line = f"{verdict:4} {name}" + (f"  ({detail})" if detail else "")
@@ -90,6 +91,7 @@ def parse_tap(tally, group, name, path, rcfile, errfile):
     except (OSError, ValueError):
         tally.add("FAIL", prefix, "did not finish: no exit status")
         return
+    tally.durations.append((elapsed, prefix))
     points = 0
     failed_points = 0
     with open(path, errors="replace") as f:
@@ -152,6 +154,8 @@ def main():
     ap.add_argument("--boot-rc", type=int, required=True)
     ap.add_argument("--expect-tests", action="store_true",
                     help="fail when the run executed no test")
+    ap.add_argument("--timing", nargs=3, type=int, metavar=("BUILD", "GUEST", "TOTAL"),
+                    help="seconds to build and stage, in the guest, in all")
     args = ap.parse_args()
     res = os.path.join(args.run, "results")
     tally = Tally()
@@ -203,6 +207,14 @@ def main():
         for f in tally.failures:
             print(f"  {f}")
     print(f"console log: {os.path.join(args.run, 'console.log')}")
+    if args.timing:
+        build, guest, total = args.timing
+        print(f"timing: build and staging {build} s, guest {guest} s (boot to power-off), "
+              f"{total} s in all")
+        if tally.durations:
+            print("slowest tests:")
+            for secs, name in sorted(tally.durations, reverse=True)[:10]:
+                print(f"  {secs:5d} s  {name}")
     print(f"{tally.passed} passed, {tally.failed} failed, {tally.skipped} skipped")
     return 1 if tally.failed else 0
 

@@ -26,24 +26,29 @@ prepare() {
 }
 
 # Boot once in MODE and judge the run; extra args go to the kernel cmdline.
+# T_START (the target's start, in $SECONDS) and T_BUILD (seconds it took to
+# build and stage) go into the report's timing lines.
 boot_and_report() {
 	local mode=$1 run=$BENCH_CACHE/run-$1${RUN_SUFFIX:-}
 	shift
-	local rc=0
+	local rc=0 t1=$SECONDS
 	"$B/qemu.sh" "$mode" "$run" "$@" || rc=$?
-	python3 "$B/report.py" "$run" --boot-rc "$rc" --expect-tests
+	python3 "$B/report.py" "$run" --boot-rc "$rc" --expect-tests \
+		--timing "${T_BUILD:-0}" "$((SECONDS - t1))" "$((SECONDS - ${T_START:-$t1}))"
 }
 
 check() {
-	local t0=$SECONDS extra=()
+	local extra=()
+	T_START=$SECONDS
 	prepare
+	T_BUILD=$((SECONDS - T_START))
 	[ -z "${BREAK:-}" ] || extra+=("bench.break=$BREAK")
 	[ -z "${ONLY:-}" ] || extra+=("bench.only=$ONLY")
 	[ -z "${TEST_TIMEOUT:-}" ] || extra+=("bench.timeout=$TEST_TIMEOUT")
 	[ -z "${TESTS:-}" ] || extra+=("bench.tests=$TESTS")
+	[ -z "${REPEAT:-}" ] || extra+=("bench.repeat=$REPEAT")
 	local rc=0
 	boot_and_report check "${extra[@]}" || rc=$?
-	log "make check took $((SECONDS - t0))s"
 	return $rc
 }
 
@@ -90,14 +95,14 @@ stock-check)
 	# Debian's kernel with the sch-clsact-dkms package's module: the clsact
 	# tests, tdc and upstream's kselftests, ours against Debian's
 	# sch_ingress, in one boot (bench/stock.sh says how it is staged).
-	t0=$SECONDS
+	T_START=$SECONDS
 	"$B/stock.sh"
+	T_BUILD=$((SECONDS - T_START))
 	export BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-9000} RUN_SUFFIX=-stock
 	extra=(bench.only=clsact/ "bench.tests=${TESTS:-test_*,tdc_*,kselftest_*}")
 	[ -z "${TEST_TIMEOUT:-}" ] || extra+=("bench.timeout=$TEST_TIMEOUT")
 	rc=0
 	boot_and_report check "${extra[@]}" || rc=$?
-	log "make stock-check took $((SECONDS - t0))s"
 	exit $rc
 	;;
 csum-fuzz)

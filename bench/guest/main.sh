@@ -9,12 +9,14 @@ mode=check
 timeout_s=300
 only=
 tests='test_*'
+repeat=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.mode=*) mode=${arg#*=} ;;
 	bench.timeout=*) timeout_s=${arg#*=} ;;
 	bench.only=*) only=${arg#*=} ;;
 	bench.tests=*) tests=${arg#*=} ;;	# e.g. tdc_* for make clsact-tdc
+	bench.repeat=*) repeat=${arg#*=} ;;	# REPEAT=N: each test N times
 	bench.break=*) export BENCH_BREAK=${arg#*=} ;;
 	esac
 done
@@ -90,7 +92,10 @@ run_tests() {
 		# A script may ask for more time: a "# bench-timeout: SECONDS" line.
 		t_to=
 		case $t in *.sh) t_to=$(sed -n 's/^# bench-timeout: \([0-9]*\).*/\1/p' "$t" | head -1) ;; esac
-		timeout_s=${t_to:-$default_timeout} run_one "$group" "$name" "$t"
+		for r in $(seq "$repeat"); do
+			[ "$r" = 1 ] || name=${name%@*}@$r
+			timeout_s=${t_to:-$default_timeout} run_one "$group" "$name" "$t"
+		done
 	done
 }
 

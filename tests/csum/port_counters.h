@@ -8,16 +8,22 @@
 #define CSUM_PORT_COUNTERS_H
 
 #include <linux/ethtool.h>
+#include <linux/filter.h>
 #include <linux/genetlink.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* include/uapi/linux/netdev.h of 6.12; Debian 12's headers predate them */
@@ -32,6 +38,7 @@ static int txidx, nl_fd, nl_family;
 
 struct counters {
 	long long needs, none, sw, dropped;
+	int strays;	/* frames of others handed to the driver in the window */
 };
 
 static int nl_request(int fd, uint16_t type, uint8_t cmd, uint16_t flags,
@@ -174,5 +181,188 @@ static void read_counters(struct counters *c)
 	if (f)
 		fclose(f);
 }
+
+/*
+ * Frames of others. The counters are the port's, so a frame the test did
+ * not send (a neighbour probe, the tail of an earlier flow) that leaves
+ * inside a window moves them. A packet socket on the port sees every frame
+ * the stack hands the driver before the driver counts it
+ * (dev_queue_xmit_nit() runs ahead of ndo_start_xmit()), so a window whose
+ * socket stayed empty saw nothing but the test's frames. Its filter drops
+ * the test's own frames (source or destination MAC 02:5e:00:..., or TCP or
+ * UDP on the flow's port, or VXLAN) in the kernel, so that they are
+ * neither queued nor left cloned for the driver; what passes is parsed
+ * here once more (tags, IPv6 extension headers). pktgen and
+ * PACKET_QDISC_BYPASS frames skip the taps: they are the test's.
+ */
+static int stray_fd = -1, stray_port;
+static bool stray_seen;		/* the last window was not quiet */
+
+#define STRAY_OWN	0
+#define STRAY_OTHER	0xffff
+
+#define J(op, k, jt, jf)	BPF_JUMP(BPF_JMP | (op) | BPF_K, k, jt, jf)
+#define L(size, mode, k)	BPF_STMT(BPF_LD | (size) | (mode), k)
+
+static int stray_open(int port)
+{
+	/* jt/jf count instructions from the next one; REJ is 28, ACC 29 */
+	struct sock_filter f[] = {
+		/* 0 */ L(BPF_W, BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		/* 1 */ J(BPF_JEQ, PACKET_OUTGOING, 0, 26),
+		/* 2: the test's source MAC */ L(BPF_H, BPF_ABS, 6),
+		/* 3 */ J(BPF_JEQ, 0x025e, 0, 2),
+		/* 4 */ L(BPF_B, BPF_ABS, 8),
+		/* 5 */ J(BPF_JEQ, 0, 22, 0),
+		/* 6: or destination MAC */ L(BPF_H, BPF_ABS, 0),
+		/* 7 */ J(BPF_JEQ, 0x025e, 0, 2),
+		/* 8 */ L(BPF_B, BPF_ABS, 2),
+		/* 9 */ J(BPF_JEQ, 0, 18, 0),
+		/* 10: no port: ACC (set below) */ BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+		/* 11 */ L(BPF_H, BPF_ABS, 12),
+		/* 12 */ J(BPF_JEQ, ETH_P_IP, 0, 2),
+		/* 13 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JA, 4, 0, 0),
+		/* 15 */ J(BPF_JEQ, ETH_P_IPV6, 0, 13),
+		/* 16 */ BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 40),
+		/* 17: IPv6 next header */ L(BPF_B, BPF_ABS, 20),
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+		/* 19: IPv4 protocol */ L(BPF_B, BPF_ABS, 23),
+		/* 20 */ J(BPF_JEQ, 6, 1, 0),
+		/* 21 */ J(BPF_JEQ, 17, 0, 7),
+		/* 22: source port */ L(BPF_H, BPF_IND, 14),
+		/* 23 */ J(BPF_JEQ, 0, 4, 0),
+		/* 24: destination port */ L(BPF_H, BPF_IND, 16),
+		/* 25 */ J(BPF_JEQ, 0, 2, 0),
+		/* 26: VXLAN (only tests make it here) */ J(BPF_JEQ, 4789, 1, 0),
+		/* 27 */ J(BPF_JEQ, 4790, 0, 1),
+		/* 28: REJ */ BPF_STMT(BPF_RET | BPF_K, 0),
+		/* 29: ACC */ BPF_STMT(BPF_RET | BPF_K, 256),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+				   .sll_ifindex = txidx };
+	int fd, big = 8 << 20;
+
+	stray_port = port;
+	if (!port)
+		f[10].k = 18;
+	f[23].k = port;
+	f[25].k = port;
+	/* protocol 0 until the filter is on: nothing queued unfiltered */
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ||
+	    bind(fd, (void *)&sll, sizeof(sll)))
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	return fd;
+}
+
+#undef J
+#undef L
+
+static inline unsigned int be16at(const uint8_t *b)
+{
+	return b[0] << 8 | b[1];
+}
+
+/* A frame the filter passed: STRAY_OWN if it is the flow's after all
+ * (behind tags or IPv6 extension headers), else STRAY_OTHER.
+ */
+static int stray_classify(const uint8_t *b, int len)
+{
+	int off = 12, l4 = -1, proto = -1, depth;
+	unsigned int type;
+
+	if (!stray_port || len < 14)
+		return STRAY_OTHER;
+	for (type = be16at(b + off); (type == 0x8100 || type == 0x88a8) && off + 6 <= len;
+	     type = be16at(b + off))
+		off += 4;
+	off += 2;
+	if (type == ETH_P_IP && off + 20 <= len) {
+		proto = b[off + 9];
+		l4 = off + (b[off] & 15) * 4;
+	} else if (type == ETH_P_IPV6 && off + 40 <= len) {
+		proto = b[off + 6];
+		l4 = off + 40;
+		/* hop-by-hop, routing, destination options */
+		for (depth = 0; depth < 8 && (proto == 0 || proto == 43 || proto == 60) &&
+		     l4 + 8 <= len; depth++) {
+			proto = b[l4];
+			l4 += (b[l4 + 1] + 1) * 8;
+		}
+	}
+	if ((proto != 6 && proto != 17) || l4 + 4 > len)
+		return STRAY_OTHER;
+	if (be16at(b + l4) == (unsigned int)stray_port ||
+	    be16at(b + l4 + 2) == (unsigned int)stray_port)
+		return STRAY_OWN;
+	if (proto == 17 && (be16at(b + l4 + 2) == 4789 || be16at(b + l4 + 2) == 4790))
+		return STRAY_OWN;
+	return STRAY_OTHER;
+}
+
+/* Frames of others queued on the watch since the last call; -1: no watch. */
+static int stray_drain(void)
+{
+	uint8_t buf[256];
+	int n = 0;
+	ssize_t len;
+
+	if (stray_fd < 0)
+		return -1;
+	while ((len = recv(stray_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC)) > 0)
+		n += stray_classify(buf, len > (ssize_t)sizeof(buf) ? (int)sizeof(buf) : (int)len)
+			== STRAY_OTHER;
+	return n;
+}
+
+/* After a window that was not quiet, wait for 300 ms without a frame of
+ * another (at most 10 s); otherwise only forget what came between windows.
+ */
+static void stray_quiesce(void)
+{
+	struct pollfd p = { .fd = stray_fd, .events = POLLIN };
+	int rounds = 0;
+
+	if (stray_fd < 0)
+		return;
+	stray_drain();
+	while (stray_seen && rounds++ < 33 && poll(&p, 1, 300) > 0)
+		stray_drain();
+	stray_seen = false;
+}
+
+/* window_begin/window_end bracket one measurement: the counters at each
+ * end, and in @b->strays the frames of others handed to the driver in
+ * between (the caller measures again while it is not 0). @port: the flow's
+ * TCP/UDP port, 0 when the test's frames carry its MAC mark.
+ */
+static void window_begin(struct counters *a, int port)
+{
+	if (stray_fd < 0 || port != stray_port) {
+		if (stray_fd >= 0)
+			close(stray_fd);
+		stray_fd = stray_open(port);
+		if (stray_fd < 0) {
+			printf("Bail out! no packet socket to watch %s\n", txif);
+			exit(1);
+		}
+	}
+	stray_quiesce();
+	read_counters(a);
+	a->strays = 0;
+}
+
+static void window_end(struct counters *b)
+{
+	read_counters(b);
+	b->strays = stray_drain();
+	stray_seen = b->strays > 0;
+}
+
+/* tries per measurement before a window that never stayed quiet fails it */
+#define WINDOW_TRIES	4
 
 #endif

@@ -13,6 +13,12 @@
  *
  *   raw_frames TXIF RXIF ours|pristine [BURST]
  *   raw_frames counters TXIF     prints tx-needs-csum tx-csum-none tx_csum_sw
+ *   raw_frames watch TXIF PORT [quiet] STOPFILE
+ *                                a window for a flow on PORT (port_counters.h):
+ *                                "ready" once it watches (after 300 ms
+ *                                without a frame of another with "quiet"),
+ *                                then, once STOPFILE exists, the number of
+ *                                frames of others handed to the driver
  *
  * With "pristine" (6.12's own 8139cp) nothing is asserted: each frame's
  * outcome is printed, for the comparison in the README. Frames that make
@@ -47,6 +53,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -552,7 +559,7 @@ static const char *run_case(const struct fspec *c, unsigned int id, bool *right,
 
 	build(c, id, &fr);
 	n = expect(c, &fr, want);
-	read_counters(&a);
+	window_begin(&a, 0);
 	err = send_frame(&fr);
 	timeout = err ? 300 : 3000;
 	while ((rid = recv_frame(got, &len, timeout)) >= 0) {
@@ -574,7 +581,8 @@ static const char *run_case(const struct fspec *c, unsigned int id, bool *right,
 		if (i == n && (k < 0 || extra++))
 			break;
 	}
-	read_counters(&b);
+	window_end(&b);
+	delta->strays = b.strays;
 	delta->needs = b.needs - a.needs;
 	delta->none = b.none - a.none;
 	delta->sw = b.sw - a.sw;
@@ -631,46 +639,55 @@ static void burst(unsigned int count)
 	static struct frame fr;
 	static struct wire want[MAXSEG][32];
 	static uint8_t got[MAXF];
-	int seen[32], len, rid;
+	int seen[32], len, rid, tries;
 	struct counters a, b;
 
-	read_counters(&a);
-	for (i = 0; i < count; i += batch) {
-		unsigned int j, k, m = count - i < batch ? count - i : batch;
-		/* 6.12's driver loses frames of most batches: do not wait long */
-		int timeout = pristine ? 1000 : 3000;
+	for (tries = 1;; tries++) {
+		bad = lost = sent = 0;
+		window_begin(&a, 0);
+		for (i = 0; i < count; i += batch) {
+			unsigned int j, k, m = count - i < batch ? count - i : batch;
+			/* 6.12's driver loses frames of most batches: do not wait long */
+			int timeout = pristine ? 1000 : 3000;
 
-		for (j = 0; j < m; j++) {
-			struct fspec c;
+			for (j = 0; j < m; j++) {
+				struct fspec c;
 
-			c = cases[(i + j) % NCASES];
-			if (c.path == P_REFUSED || c.gso || (pristine && c.pristine_warns))
-				c = cases[0];
-			c.payload = payloads[(i + j) % 6];
-			if (c.csum == 'e' || c.csum == 'o' || c.csum == 'u')
-				c.payload += 20;
-			build(&c, 0x1000 + j, &fr);
-			expect(&c, &fr, want[0] + j);
-			seen[j] = 0;
-			if (send_frame(&fr))
-				bad++;
-			sent++;
+				c = cases[(i + j) % NCASES];
+				if (c.path == P_REFUSED || c.gso || (pristine && c.pristine_warns))
+					c = cases[0];
+				c.payload = payloads[(i + j) % 6];
+				if (c.csum == 'e' || c.csum == 'o' || c.csum == 'u')
+					c.payload += 20;
+				build(&c, 0x1000 + j, &fr);
+				expect(&c, &fr, want[0] + j);
+				seen[j] = 0;
+				if (send_frame(&fr))
+					bad++;
+				sent++;
+			}
+			for (k = 0; k < m;) {
+				rid = recv_frame(got, &len, timeout);
+				if (rid < 0)
+					break;
+				rid -= 0x1000;
+				if (rid < 0 || rid >= (int)m)
+					continue;
+				if (seen[rid]++ || !matches(&want[0][rid], got, len))
+					bad++;
+				else
+					k++;
+			}
+			lost += m - k;
 		}
-		for (k = 0; k < m;) {
-			rid = recv_frame(got, &len, timeout);
-			if (rid < 0)
-				break;
-			rid -= 0x1000;
-			if (rid < 0 || rid >= (int)m)
-				continue;
-			if (seen[rid]++ || !matches(&want[0][rid], got, len))
-				bad++;
-			else
-				k++;
-		}
-		lost += m - k;
+		window_end(&b);
+		if (!b.strays || tries >= WINDOW_TRIES)
+			break;
+		printf("# burst: %d frame%s of others left the port in the window: sending it again\n",
+		       b.strays, b.strays > 1 ? "s" : "");
+		while (recv_frame(got, &len, 300) >= 0)
+			;
 	}
-	read_counters(&b);
 	if (pristine) {
 		printf("# pristine burst of %u mixed frames: %u wrong or duplicated, %u lost\n",
 		       sent, bad, lost);
@@ -681,7 +698,7 @@ static void burst(unsigned int count)
 	else
 		not_ok("burst of %u mixed frames: %u wrong, duplicated or refused, %u lost",
 		       sent, bad, lost);
-	if (b.needs - a.needs + b.none - a.none == sent)
+	if (b.needs - a.needs + b.none - a.none == sent && !b.strays)
 		ok("burst: tx-needs-csum +%lld, tx-csum-none +%lld (tx_csum_sw +%lld) add up to %u",
 		   b.needs - a.needs, b.none - a.none, b.sw - a.sw, sent);
 	else
@@ -707,6 +724,23 @@ int main(int argc, char **argv)
 			nl_walk(nl_fd, family_cb, &nl_family);
 		read_counters(&c);
 		printf("%lld %lld %lld\n", c.needs, c.none, c.sw);
+		return 0;
+	}
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "watch")) {
+		struct stat sb;
+
+		txif = argv[2];
+		txidx = if_nametoindex(txif);
+		stray_fd = txidx ? stray_open(atoi(argv[3])) : -1;
+		if (stray_fd < 0)
+			bail("cannot watch %s%s", txif, "");
+		stray_seen = argc == 6 && !strcmp(argv[4], "quiet");
+		stray_quiesce();
+		printf("ready\n");
+		fflush(stdout);
+		while (stat(argv[argc - 1], &sb))
+			usleep(20000);
+		printf("%d\n", stray_drain());
 		return 0;
 	}
 	if (argc < 4) {
@@ -750,12 +784,22 @@ int main(int argc, char **argv)
 		struct counters d;
 		const char *what;
 		bool right;
+		int tries, len;
+		static uint8_t late[MAXF];
 
 		if (pristine && c->pristine_warns) {
 			printf("# pristine %-62s not sent (6.12's driver WARNs)\n", c->name);
 			continue;
 		}
-		what = run_case(c, 0x100 + i, &right, &d);
+		for (tries = 1;; tries++) {
+			what = run_case(c, 0x100 + i, &right, &d);
+			if (!d.strays || tries >= WINDOW_TRIES)
+				break;
+			printf("# %s: %d frame%s of others left the port in the window: measuring again\n",
+			       c->name, d.strays, d.strays > 1 ? "s" : "");
+			while (recv_frame(late, &len, 300) >= 0)
+				;
+		}
 		if (pristine) {
 			printf("# pristine %-62s %s\n", c->name, what);
 			continue;
@@ -764,12 +808,13 @@ int main(int argc, char **argv)
 			ok("%s: %s", c->name, what);
 		else
 			not_ok("%s: %s", c->name, what);
-		if (path_ok(c, &d, nseg))
+		if (path_ok(c, &d, nseg) && !d.strays)
 			ok("%s: %s (tx-needs-csum +%lld, tx-csum-none +%lld, tx_csum_sw +%lld)",
 			   c->name, path_name(c->path), d.needs, d.none, d.sw);
 		else
-			not_ok("%s: %s? tx-needs-csum +%lld, tx-csum-none +%lld, tx_csum_sw +%lld",
-			       c->name, path_name(c->path), d.needs, d.none, d.sw);
+			not_ok("%s: %s? tx-needs-csum +%lld, tx-csum-none +%lld, tx_csum_sw +%lld%s",
+			       c->name, path_name(c->path), d.needs, d.none, d.sw,
+			       d.strays ? " (frames of others in every try: not measured)" : "");
 		if (d.dropped)
 			not_ok("%s: tx_dropped +%lld", c->name, d.dropped);
 	}
