@@ -559,8 +559,8 @@ static bool again(const char *name, const struct counters *b, int tries)
 
 	if (!b->strays || tries >= WINDOW_TRIES)
 		return false;
-	printf("# %s: %d frame%s of others left the port in the window: measuring again\n",
-	       name, b->strays, b->strays > 1 ? "s" : "");
+	printf("# %s: %d frame%s of others left the port in the window (%s): measuring again\n",
+	       name, b->strays, b->strays > 1 ? "s" : "", stray_what);
 	while (recv_any(late, &len, 300) == 0)
 		;
 	return true;
@@ -1479,8 +1479,8 @@ static void group_pktgen(int kind, int count, char path, const char *name, const
 	delta(&d, &a, &b);
 	/* the script runs pktgen again (at most WINDOW_TRIES times) */
 	if (b.strays)
-		printf("# pktgen %s: %d frame%s of others left the port in the window: not quiet\n",
-		       name, b.strays, b.strays > 1 ? "s" : "");
+		printf("# pktgen %s: %d frame%s of others left the port in the window (%s): not quiet\n",
+		       name, b.strays, b.strays > 1 ? "s" : "", stray_what);
 	tap_result(n == count && !wrong && !unparsed,
 		   "pktgen %s: %d of %d frames, every UDP checksum exact (%d wrong, %d unparsed%s)",
 		   name, n, count, wrong, unparsed,

@@ -54,6 +54,9 @@ setup_topology() {
 	ip link set "$RX" netns rx
 	ip addr add 198.18.81.1/24 dev "$TX"
 	ip -6 addr add 2001:db8:81::1/64 dev "$TX" nodad
+	# as little chatter of its own from the port as IPv6 allows (counter
+	# windows measure again when a frame of another leaves in them)
+	sysctl -qw "net.ipv6.conf.$TX.router_solicitations=0"
 	ip link set "$TX" up
 	ip -n rx link set lo up
 	ip -n rx addr add 198.18.81.2/24 dev "$RX"
@@ -71,6 +74,7 @@ setup_topology() {
 # add_vlan ID SUBNET: VLAN ID on both ends, SUBNET.1 here and SUBNET.2 in rx
 add_vlan() {
 	ip link add link "$TX" name "tx.$1" type vlan id "$1"
+	sysctl -qw "net.ipv6.conf.tx/$1.disable_ipv6=1"	# IPv4 only: no chatter
 	ip -n rx link add link "$RX" name "rx.$1" type vlan id "$1"
 	ip addr add "$2.1/24" dev "tx.$1" && ip link set "tx.$1" up
 	ip -n rx addr add "$2.2/24" dev "rx.$1" && ip -n rx link set "rx.$1" up
@@ -83,6 +87,7 @@ add_vxlan() {
 	shift 6
 	ip link add "$name" type vxlan id "$vni" local "$here" remote "$there" \
 		dstport "$port" "$@" dev "$TX"
+	sysctl -qw "net.ipv6.conf.$name.disable_ipv6=1"	# IPv4 inside: no chatter
 	ip -n rx link add "$name" type vxlan id "$vni" local "$there" remote "$here" \
 		dstport "$port" "$@" dev "$RX"
 	ip addr add "$net.1/24" dev "$name" && ip link set "$name" up
@@ -112,6 +117,7 @@ watch_stop() {
 	touch /tmp/watch.stop
 	wait "$WATCH_PID"
 	STRAYS=$(tail -1 /tmp/watch.out)
+	STRAY_WHAT=$(sed -n 's/^# //p' /tmp/watch.out)
 	[ "$STRAYS" != ready ] && [ -n "$STRAYS" ] || STRAYS=-1
 }
 
@@ -138,7 +144,7 @@ flow() {
 		SW_DELTA=$(($(tx_counter tx_csum_sw) - s0))
 		watch_stop
 		[ "$STRAYS" = 0 ] && break
-		diag "$name: $STRAYS frames of others left the port in the window (try $try)"
+		diag "$name: $STRAYS frames of others left the port in the window (try $try; $STRAY_WHAT)"
 		quiet=quiet
 	done
 	got=$(cat "$out" 2>/dev/null)

@@ -197,6 +197,7 @@ static void read_counters(struct counters *c)
  */
 static int stray_fd = -1, stray_port;
 static bool stray_seen;		/* the last window was not quiet */
+static char stray_what[96];	/* what the last drain's first stray was */
 
 #define STRAY_OWN	0
 #define STRAY_OTHER	0xffff
@@ -312,9 +313,19 @@ static int stray_drain(void)
 
 	if (stray_fd < 0)
 		return -1;
-	while ((len = recv(stray_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC)) > 0)
-		n += stray_classify(buf, len > (ssize_t)sizeof(buf) ? (int)sizeof(buf) : (int)len)
-			== STRAY_OTHER;
+	stray_what[0] = 0;
+	while ((len = recv(stray_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC)) > 0) {
+		int got = len > (ssize_t)sizeof(buf) ? (int)sizeof(buf) : (int)len;
+
+		if (stray_classify(buf, got) != STRAY_OTHER)
+			continue;
+		if (!n++ && got >= 14)
+			snprintf(stray_what, sizeof(stray_what),
+				 "first: %zd bytes, type 0x%04x, to %02x:%02x:%02x:%02x:%02x:%02x, bytes 14-17 %02x %02x %02x %02x",
+				 len, be16at(buf + 12), buf[0], buf[1], buf[2], buf[3], buf[4], buf[5],
+				 buf[14], got > 15 ? buf[15] : 0, got > 16 ? buf[16] : 0,
+				 got > 17 ? buf[17] : 0);
+	}
 	return n;
 }
 

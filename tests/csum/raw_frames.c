@@ -683,8 +683,8 @@ static void burst(unsigned int count)
 		window_end(&b);
 		if (!b.strays || tries >= WINDOW_TRIES)
 			break;
-		printf("# burst: %d frame%s of others left the port in the window: sending it again\n",
-		       b.strays, b.strays > 1 ? "s" : "");
+		printf("# burst: %d frame%s of others left the port in the window (%s): sending it again\n",
+		       b.strays, b.strays > 1 ? "s" : "", stray_what);
 		while (recv_frame(got, &len, 300) >= 0)
 			;
 	}
@@ -740,7 +740,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		while (stat(argv[argc - 1], &sb))
 			usleep(20000);
-		printf("%d\n", stray_drain());
+		i = stray_drain();
+		if (i)
+			printf("# %s\n", stray_what);
+		printf("%u\n", i);
 		return 0;
 	}
 	if (argc < 4) {
@@ -795,8 +798,8 @@ int main(int argc, char **argv)
 			what = run_case(c, 0x100 + i, &right, &d);
 			if (!d.strays || tries >= WINDOW_TRIES)
 				break;
-			printf("# %s: %d frame%s of others left the port in the window: measuring again\n",
-			       c->name, d.strays, d.strays > 1 ? "s" : "");
+			printf("# %s: %d frame%s of others left the port in the window (%s): measuring again\n",
+			       c->name, d.strays, d.strays > 1 ? "s" : "", stray_what);
 			while (recv_frame(late, &len, 300) >= 0)
 				;
 		}

@@ -63,6 +63,7 @@ ethtool -K "$TX" txvlan on >/dev/null
 # QinQ: an 802.1ad tag the chip cannot insert, then 802.1Q
 ip link add link "$TX" name tx.ad type vlan proto 802.1ad id 200
 ip link add link tx.ad name tx.ad.300 type vlan id 300
+sysctl -qw net.ipv6.conf.tx/ad.disable_ipv6=1 net.ipv6.conf.tx/ad/300.disable_ipv6=1
 ip -n rx link add link "$RX" name rx.ad type vlan proto 802.1ad id 200
 ip -n rx link add link rx.ad name rx.ad.300 type vlan id 300
 ip link set tx.ad up && ip addr add 198.18.200.1/24 dev tx.ad.300 && ip link set tx.ad.300 up
