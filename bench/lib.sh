@@ -85,3 +85,102 @@ ensure_cache_dir() {
 		die "less than 6 GiB free in $BENCH_CACHE ($((avail / 1024)) MiB); free space or set BENCH_CACHE"
 	fi
 }
+
+# ---- Patch mail: identity, notes, topics that share paths ----
+#
+# patches/ store no one's identity and no Signed-off-by: a Signed-off-by
+# is its sender's certification (the Developer's Certificate of Origin),
+# so make series writes the sender's own, taken from sender_identity, into
+# From: and a Signed-off-by: of every mail. The patch files carry this
+# placeholder as their author, only so that git am can apply them; tree.sh
+# export writes it whatever the tree's commits say.
+PATCH_AUTHOR_PLACEHOLDER='Unattributed <unattributed@patches.invalid>'
+
+# identity_problem "NAME" "EMAIL": why NAME <EMAIL> cannot sign a patch
+# (unset, malformed or a placeholder), or nothing when it can.
+identity_problem() {
+	local name=$1 email=$2 domain lc
+	[ -n "$name" ] && [ -n "$email" ] || { echo "no identity is set"; return; }
+	domain=${email##*@}
+	domain=${domain,,}
+	case "$domain" in
+	*.example | *.invalid | *.test | *.localhost | localhost | localhost.* | \
+		example.com | example.org | example.net | *.example.com | *.example.org | *.example.net)
+		echo "'$name <$email>' is a placeholder (domain $domain)"; return ;;
+	esac
+	[[ $email =~ ^[^@[:space:]\<\>]+@[^@[:space:]\<\>.]+(\.[^@[:space:]\<\>.]+)+$ ]] ||
+		{ echo "'$email' is not an e-mail address with a domain"; return; }
+	lc=$(printf '%s %s' "$name" "$email" | tr '[:upper:]' '[:lower:]')
+	if [[ " $lc " =~ [^a-z0-9]seed[^a-z0-9] ]]; then
+		echo "'$name <$email>' is a placeholder (it says \"seed\")"; return
+	fi
+	[ "$name <$email>" != "$PATCH_AUTHOR_PLACEHOLDER" ] ||
+		echo "'$name <$email>' is the patches' placeholder author"
+}
+
+# sender_identity: "Name <email>" of whoever mails the series:
+# GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL when set, else git config
+# user.name and user.email as git resolves them in this checkout. Dies with
+# one line naming the fix when it is unset or a placeholder.
+sender_identity() {
+	local name=${GIT_AUTHOR_NAME:-} email=${GIT_AUTHOR_EMAIL:-} why
+	[ -n "$name" ] || name=$(git -C "$REPO" config user.name 2>/dev/null || true)
+	[ -n "$email" ] || email=$(git -C "$REPO" config user.email 2>/dev/null || true)
+	why=$(identity_problem "$name" "$email")
+	[ -z "$why" ] || die "From: and Signed-off-by: of the mails must be your own identity, but $why: set yours with git config user.name \"Your Name\" and git config user.email you@your.domain in $REPO, or export GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"
+	printf '%s <%s>\n' "$name" "$email"
+}
+
+# patch_notes PATCH: the text of a patch file between its "---" line and
+# its diffstat (for reviewers: how it was tested, what it depends on, where
+# it should go), which git am drops and git format-patch --notes writes
+# back from a git note, indented under "Notes:".
+patch_notes() {
+	awk '
+	!sep { if ($0 == "---") sep = 1; next }
+	/^diff --git / || /^ [^ ].* \| / || /^ [0-9]+ files? changed/ { exit }
+	{ l[++n] = $0 }
+	END {
+		s = 1; while (s <= n && l[s] ~ /^[ \t]*$/) s++
+		e = n; while (e >= s && l[e] ~ /^[ \t]*$/) e--
+		indented = s <= e && l[s] == "Notes:"
+		if (indented) s++
+		for (i = s; i <= e; i++) { x = l[i]; if (indented) sub(/^    /, "", x); print x }
+	}' "$1"
+}
+
+# am_patch DIR PATCH [git am options]: git am PATCH in the work tree DIR,
+# and keep its notes (patch_notes) as a git note of the new commit.
+am_patch() {
+	local dir=$1 p=$2 note
+	shift 2
+	git -C "$dir" am -q "$@" "$p" || return
+	note=$(patch_notes "$p")
+	[ -z "$note" ] || printf '%s\n' "$note" | git -C "$dir" notes add -f -F - HEAD
+}
+
+# Topics may share paths (fixes for one tree, features for another): a
+# topic whose directory holds a file "fixes-only" takes only commits with a
+# Fixes: tag, and one with a file "depends-on" (topic names) applies on
+# top of those topics, not alone (tree.sh export, lint-patches, series).
+topic_fixes_only() { [ -e "$PATCHES/$1/fixes-only" ]; }
+topic_deps() {
+	[ -f "$PATCHES/$1/depends-on" ] || return 0
+	sed -e 's/#.*//' "$PATCHES/$1/depends-on" | tr -s ' \t' '\n\n' | sed '/^$/d'
+}
+# topics_holding FILE...: every topic whose paths hold all the files, in
+# the order of patches/series.
+topics_holding() {
+	local t f p ok hit
+	for t in $(topics); do
+		hit=1
+		for f in "$@"; do
+			ok=0
+			for p in $(topic_paths "$t"); do
+				case "$f" in "$p"*) ok=1 ;; esac
+			done
+			[ $ok = 1 ] || { hit=0; break; }
+		done
+		[ $hit = 0 ] || echo "$t"
+	done
+}

@@ -27,11 +27,20 @@ extract() {
 	echo "$ver" >"$TREE/.bench-source-version"
 }
 
+# Each patch's notes (what it says below its "---") live as git notes of
+# its commit; amend and rebase in the tree carry them along.
+notes_config() {
+	g config notes.rewriteRef refs/notes/commits
+	g config notes.rewrite.amend true
+	g config notes.rewrite.rebase true
+}
+
 # The series is applied in a worktree of its own, then the tree is moved to
 # the result: files the series does not change keep their mtimes, so only
 # what a patch touches is rebuilt.
 apply_series() {
 	local aw=$BENCH_CACHE/apply-tree p n=0
+	notes_config
 	if [ ! -e "$aw/.git" ]; then
 		g worktree prune
 		g worktree add -q --detach "$aw" pristine >/dev/null
@@ -41,7 +50,7 @@ apply_series() {
 	git -C "$aw" reset -q --hard pristine
 	while read -r p; do
 		[ -n "$p" ] || continue
-		if ! git -C "$aw" am -q --keep-cr "$p" >/dev/null 2>"$BENCH_CACHE/am.err"; then
+		if ! am_patch "$aw" "$p" --keep-cr >/dev/null 2>"$BENCH_CACHE/am.err"; then
 			echo "bench: error: patch does not apply: ${p#"$REPO"/}" >&2
 			(cd "$aw" && git am --abort >/dev/null 2>&1 || true
 			 git apply --check -v "$p" 2>&1 | grep -v '^Checking patch' |
@@ -83,31 +92,105 @@ prepare() {
 	fi
 }
 
-# Each commit goes to the topic whose paths hold all it touches; the
-# topics must follow each other in the order patches/series gives, so that
-# each series is numbered, applied and linted on its own.
+# The topic of each commit: the topics whose paths hold all it touches,
+# of which those not yet left behind (patches/series order) and willing to
+# take it (a fixes-only topic takes only commits with a Fixes: tag). A
+# commit with a Fixes: tag that two such topics would take goes to the
+# fixes-only one; any other choice between two topics is ambiguous and
+# stops the export. Each topic's commits must follow each other, in the
+# order of patches/series, so that each series is numbered, applied and
+# linted on its own.
+commit_topic() {
+	local c=$1 cur=$2 t i fixes open=() fx=() cands files what
+	what=$(g log -1 --format='%h %s' "$c")
+	mapfile -t files < <(g diff-tree --no-commit-id --name-only -r "$c")
+	mapfile -t cands < <(topics_holding "${files[@]}")
+	[ ${#cands[@]} -gt 0 ] ||
+		die "commit $what touches files of no single topic in patches/series: ${files[*]}"
+	fixes=$(g log -1 --format='%(trailers:key=Fixes,valueonly)' "$c")
+	for t in "${cands[@]}"; do
+		i=$(topic_index "$t")
+		[ "$i" -ge "$cur" ] || continue
+		if topic_fixes_only "$t" && [ -z "$fixes" ]; then continue; fi
+		open+=("$t")
+		! topic_fixes_only "$t" || fx+=("$t")
+	done
+	if [ ${#open[@]} = 0 ]; then
+		die "commit $what fits no topic still open: its paths are those of ${cands[*]}, each before a topic of an earlier commit or taking only commits with a Fixes: tag (keep each topic's commits together, in the order of patches/series)"
+	fi
+	if [ ${#open[@]} -gt 1 ]; then
+		if [ -n "$fixes" ] && [ ${#fx[@]} = 1 ]; then
+			open=("${fx[@]}")
+		else
+			die "commit $what could go to topic ${open[*]}: their paths overlap; mark the fixes topic with a fixes-only file (and give fixes a Fixes: tag), or make the paths in patches/series distinct"
+		fi
+	fi
+	echo "${open[0]}"
+}
+topic_index() {
+	local i=0 t
+	for t in $(topics); do
+		[ "$t" != "$1" ] || { echo $i; return; }
+		i=$((i + 1))
+	done
+	echo -1
+}
+
+# normalize_patches FILE...: no one's identity in patches/: the author is
+# PATCH_AUTHOR_PLACEHOLDER and no Signed-off-by is kept (make series adds
+# the sender's). Prints how many sign-offs and authors it replaced.
+normalize_patches() {
+	python3 - "$PATCH_AUTHOR_PLACEHOLDER" "$@" <<'PY'
+import re, sys
+placeholder, files = sys.argv[1], sys.argv[2:]
+sobs = authors = 0
+for f in files:
+    lines = open(f, encoding='utf-8', errors='surrogateescape').read().split('\n')
+    out, i = [], 0
+    # the mail header, up to its empty line: one From:, the placeholder
+    while i < len(lines) and lines[i] != '':
+        if lines[i].startswith('From: '):
+            j = i + 1
+            while j < len(lines) and lines[j][:1] in (' ', '\t'):
+                j += 1
+            if ' '.join(l.strip() for l in lines[i:j]) != 'From: ' + placeholder:
+                authors += 1
+            out.append('From: ' + placeholder)
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    # the message, up to "---": no Signed-off-by
+    body = []
+    while i < len(lines) and lines[i] != '---':
+        if re.match(r'(?i)signed-off-by:', lines[i]):
+            sobs += 1
+        else:
+            body.append(lines[i])
+        i += 1
+    while len(body) > 1 and body[-1] == '':
+        body.pop()
+    out += body + lines[i:]
+    open(f, 'w', encoding='utf-8', errors='surrogateescape').write('\n'.join(out))
+print(sobs, authors)
+PY
+}
+
 export_patches() {
 	[ -e "$TREE/.git" ] || die "no tree at $TREE: run 'make build' first"
 	[ -z "$(g status --porcelain --untracked-files=no)" ] ||
 		die "commit your edits in $TREE before exporting"
-	local c t last= idx=-1 i order files
+	local c t last= cur=0 order n sobs authors
 	mapfile -t order < <(topics)
 	if [ ${#order[@]} = 0 ]; then
 		find "$PATCHES" -maxdepth 1 -name '*.patch' -delete
-		g format-patch -q --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
+		g format-patch -q --notes --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
 	else
 		declare -A from to
 		for c in $(g rev-list --reverse pristine..HEAD); do
-			mapfile -t files < <(g diff-tree --no-commit-id --name-only -r "$c")
-			t=$(topic_of "${files[@]}")
-			[ -n "$t" ] || die "commit $(g log -1 --format='%h %s' "$c") touches files of no single topic in patches/series: ${files[*]}"
-			for i in "${!order[@]}"; do [ "${order[$i]}" = "$t" ] && break; done
-			if [ "$t" != "$last" ]; then
-				[ "$i" -gt "$idx" ] ||
-					die "commit $(g log -1 --format='%h %s' "$c") of topic $t comes after a later topic: keep each topic's commits together, in the order of patches/series"
-				idx=$i
-				from[$t]=$c
-			fi
+			t=$(commit_topic "$c" "$cur") || exit 1
+			cur=$(topic_index "$t")
+			[ "$t" = "$last" ] || from[$t]=$c
 			to[$t]=$c
 			last=$t
 		done
@@ -115,16 +198,24 @@ export_patches() {
 			mkdir -p "$PATCHES/$t"
 			find "$PATCHES/$t" -maxdepth 1 -name '*.patch' -delete
 			[ -n "${from[$t]:-}" ] || continue
-			g format-patch -q --no-signature --zero-commit -o "$PATCHES/$t" \
+			g format-patch -q --notes --no-signature --zero-commit -o "$PATCHES/$t" \
 				"${from[$t]}~1..${to[$t]}"
 		done
 	fi
-	if [ "$TREE" = "$BENCH_CACHE/linux" ]; then
-		printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
-	else
-		rm -f "$STAMP"	# exported from another worktree: re-apply
+	mapfile -t n < <(series)
+	read -r sobs authors < <(normalize_patches "${n[@]}")
+	[ "$sobs$authors" = 00 ] ||
+		log "export: $sobs Signed-off-by line(s) dropped and $authors author(s) set to $PATCH_AUTHOR_PLACEHOLDER: patches/ keep no one's identity; make series signs with the sender's"
+	# The stamp says the tree is at patches/: only an export to patches/
+	# changes that.
+	if [ "$PATCHES" = "$REPO/patches" ]; then
+		if [ "$TREE" = "$BENCH_CACHE/linux" ]; then
+			printf '%s %s\n' "$(series_hash)" "$(g rev-parse HEAD)" >"$STAMP"
+		else
+			rm -f "$STAMP"	# exported from another worktree: re-apply
+		fi
 	fi
-	log "exported $(series | wc -l) patch(es) to patches/"
+	log "exported ${#n[@]} patch(es) to ${PATCHES#"$REPO"/}/"
 }
 
 case "${1:-}" in
