@@ -1,15 +1,27 @@
 #!/bin/bash
 # make series: each topic series of patches/series as it would be mailed.
-# From a tree with that series alone applied to the pristine source:
-# git format-patch --cover-letter, the cover letter filled from
-# patches/<topic>/cover-letter (first line the subject, then the body),
-# and To/Cc from the tree's own scripts/get_maintainer.pl (maintainers
-# and supporters To, reviewers and lists Cc). Written to outgoing/<topic>/
+# From a tree with that series alone applied to the pristine source (on
+# top of the topics its depends-on file names, if any): git format-patch
+# --notes, with --cover-letter for a series of more than one patch, the
+# cover letter filled from patches/<topic>/cover-letter (first line the
+# subject, then the body), the subject prefix from
+# patches/<topic>/subject-prefix, and To/Cc from the tree's own
+# scripts/get_maintainer.pl (maintainers and supporters To, reviewers and
+# lists Cc). Every mail is From: the sender and carries the sender's
+# Signed-off-by: GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, else git config
+# user.name/user.email of this checkout; a placeholder or no identity
+# stops it (sender_identity in lib.sh). Written to outgoing/<topic>/
 # (SERIES_OUT moves it), which git ignores.
 . "$(dirname "$0")/lib.sh"
 
 OUT=${SERIES_OUT:-$REPO/outgoing}
 WT=$BENCH_CACHE/series-tree
+
+# Before anything else: who signs.
+ident=$(sender_identity)
+sname=${ident% <*}
+semail=${ident##*<}
+semail=${semail%>}
 
 [ -f "$PATCHES/series" ] || die "no patches/series: nothing to format"
 "$REPO/bench/tree.sh" prepare >/dev/null
@@ -18,17 +30,48 @@ if [ ! -e "$WT/.git" ]; then
 	git -C "$TREE" worktree add -q --detach "$WT" pristine
 fi
 
+# sign BASE: rewrite the commits BASE..HEAD of the series tree with the
+# sender as author and committer and the sender's Signed-off-by as the
+# last trailer, keeping each author date and note.
+sign() {
+	local base=$1 c new parent=$1 date msg
+	for c in $(git -C "$WT" rev-list --reverse "$base..HEAD"); do
+		date=$(git -C "$WT" log -1 --format=%ad --date=raw "$c")
+		msg=$(git -C "$WT" log -1 --format=%B "$c" |
+			git -C "$WT" interpret-trailers --if-exists addIfDifferent \
+				--trailer "Signed-off-by: $ident")
+		new=$(printf '%s\n' "$msg" |
+			GIT_AUTHOR_NAME=$sname GIT_AUTHOR_EMAIL=$semail GIT_AUTHOR_DATE=$date \
+			GIT_COMMITTER_NAME=$sname GIT_COMMITTER_EMAIL=$semail \
+			git -C "$WT" commit-tree "$c^{tree}" -p "$parent" -F -)
+		git -C "$WT" notes copy "$c" "$new" 2>/dev/null || true
+		parent=$new
+	done
+	git -C "$WT" reset -q --hard "$parent"
+}
+
 for t in $(topics); do
+	mapfile -t ps < <(topic_patches "$t")
+	[ ${#ps[@]} -gt 0 ] || continue
 	cover=$PATCHES/$t/cover-letter
-	[ -s "$cover" ] || die "no cover letter for the $t series: write $cover"
+	[ ${#ps[@]} = 1 ] || [ -s "$cover" ] ||
+		die "no cover letter for the $t series: write $cover"
 	git -C "$WT" am --abort >/dev/null 2>&1 || true
 	git -C "$WT" checkout -q --detach pristine
 	git -C "$WT" reset -q --hard pristine
-	for p in $(topic_patches "$t"); do
-		git -C "$WT" am -q "$p" >/dev/null 2>&1 ||
-			die "$t/${p##*/} does not apply alone onto the pristine tree"
+	for d in $(topic_deps "$t"); do
+		for p in $(topic_patches "$d"); do
+			git -C "$WT" am -q "$p" >/dev/null 2>&1 ||
+				die "$d/${p##*/}, which the $t series depends on, does not apply"
+		done
 	done
-	mapfile -t ps < <(topic_patches "$t")
+	base=$(git -C "$WT" rev-parse HEAD)
+	deps=$(topic_deps "$t" | tr '\n' ' ')
+	for p in "${ps[@]}"; do
+		am_patch "$WT" "$p" >/dev/null 2>&1 ||
+			die "$t/${p##*/} does not apply onto the pristine tree${deps:+ with ${deps% }}"
+	done
+	sign "$base"
 	# get_maintainer.pl on the whole series. Debian's tarball has no
 	# history, so MAINTAINERS alone decides (and the Fixes: IDs it would
 	# look up are unknown here); keywords off: a test named in a message
@@ -51,14 +94,18 @@ for t in $(topics); do
 	[ ${#to[@]} -gt 0 ] || die "get_maintainer.pl found no maintainer for the $t series"
 	rm -rf "${OUT:?}/$t"
 	mkdir -p "$OUT/$t"
-	# a tree to aim at (net-next, say), from patches/<topic>/subject-prefix
+	# the tree it is for (net, net-next), from patches/<topic>/subject-prefix
 	prefix=PATCH
 	[ -s "$PATCHES/$t/subject-prefix" ] && prefix=$(head -1 "$PATCHES/$t/subject-prefix")
-	git -C "$WT" format-patch -q --cover-letter --no-signature --zero-commit \
-		--thread=shallow --subject-prefix="$prefix" "${to[@]}" "${cc[@]}" \
-		-o "$OUT/$t" pristine..HEAD
-	letter=$(find "$OUT/$t" -name '0000-cover-letter.patch')
-	python3 - "$letter" "$cover" <<'PY'
+	coverarg=()
+	[ ${#ps[@]} = 1 ] && [ ! -s "$cover" ] || coverarg=(--cover-letter)
+	GIT_COMMITTER_NAME=$sname GIT_COMMITTER_EMAIL=$semail \
+	git -C "$WT" format-patch -q "${coverarg[@]}" --notes --from="$ident" \
+		--no-signature --zero-commit --thread=shallow --subject-prefix="$prefix" \
+		"${to[@]}" "${cc[@]}" -o "$OUT/$t" "$base..HEAD"
+	if [ ${#coverarg[@]} -gt 0 ]; then
+		letter=$(find "$OUT/$t" -name '0000-cover-letter.patch')
+		python3 - "$letter" "$cover" <<'PY'
 import sys
 letter, cover = sys.argv[1:]
 subject, _, body = open(cover).read().partition('\n')
@@ -70,8 +117,10 @@ s = s.replace('*** SUBJECT HERE ***', subject.strip())
 s = s.replace('*** BLURB HERE ***', body.strip('\n'))
 open(letter, 'w').write(s)
 PY
+	fi
 	n=$(find "$OUT/$t" -name '*.patch' | wc -l)
-	printf '%-9s %2d mails in %s\n' "$t" "$n" "${OUT#"$REPO"/}/$t/"
+	printf '%-9s %2d mails in %s, [%s], from and signed off by %s\n' "$t" "$n" \
+		"${OUT#"$REPO"/}/$t/" "$prefix" "$ident"
 	printf '          To: %s\n' "${to[@]#--to=}"
-	printf '          Cc: %s\n' "${cc[@]#--cc=}"
+	[ ${#cc[@]} = 0 ] || printf '          Cc: %s\n' "${cc[@]#--cc=}"
 done
