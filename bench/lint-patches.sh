@@ -1,10 +1,18 @@
 #!/bin/bash
-# Each topic series of patches/series on its own: from the pristine tree,
-# its patches applied one at a time, each checked alone: it applies, it
-# touches only its topic's paths, checkpatch --strict, kernel-doc on the
-# files it touches, and a W=1 build of every object it touches (with the
-# bench's config) that must add no warning. Uses its own worktree and
-# objects under $BENCH_CACHE/lint.
+# What each patch says, where (bench/patch-rules.py: no identity stored,
+# how-tested text below the ---, Cc: stable only with Fixes:, no lab words,
+# dates, subject prefixes, cover letters). Then each topic series of
+# patches/series on its own: from the pristine tree (with the topics its
+# depends-on names first, which it must need), its patches applied one at a
+# time, each checked alone: it applies, it touches only its topic's paths,
+# checkpatch --strict, kernel-doc on the files it touches, and a W=1 build
+# of every object it touches (with the bench's config) that must add no
+# warning. Then apply and export give patches/ back byte for byte (notes
+# and dates included), the export stops where topics are ambiguous, make
+# series signs with the sender's identity and refuses placeholders
+# (bench/series-selftest.sh), and all series build under Debian's config.
+# Uses its own worktree and objects under $BENCH_CACHE/lint. Ends with
+# "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 
 [ -f "$KOUT/.config" ] || die "no bench kernel config yet: run 'make build' first"
@@ -16,6 +24,17 @@ fail=0
 
 verdict() {
 	if [ "$1" = 0 ]; then echo "PASS $2"; pass=$((pass + 1)); else echo "FAIL $2"; fail=$((fail + 1)); fi
+}
+# tally CMD...: run a checker that prints PASS/FAIL lines; print and count them
+tally() {
+	local line
+	while IFS= read -r line; do
+		echo "$line"
+		case "$line" in
+		"PASS "*) pass=$((pass + 1)) ;;
+		"FAIL "*) fail=$((fail + 1)) ;;
+		esac
+	done < <("$@" 2>&1 || true)
 }
 
 mkdir -p "$LINT" "$OBJ"
@@ -30,6 +49,10 @@ reset_tree() {
 	git -C "$WT" reset -q --hard pristine
 }
 reset_tree
+[ -f "$TREE/.bench-source-version" ] || die "no kernel tree at $TREE: run 'make build' first"
+echo "== what each patch and cover letter says, and where"
+tally python3 "$REPO/bench/patch-rules.py" "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
+	"$(cat "$TREE/.bench-source-version")"
 cp "$KOUT/.config" "$OBJ/.config"
 make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= olddefconfig prepare -j"$JOBS" >/dev/null 2>&1 ||
 	die "cannot prepare the lint build"
@@ -58,15 +81,18 @@ lint_patch() {
 	fi
 	mapfile -t files < <(git -C "$WT" diff --name-only HEAD~1 HEAD)
 	if [ -n "$topic" ]; then
-		t=$(topic_of "${files[@]}")
-		[ "$t" = "$topic" ] && verdict 0 "$name: touches only the $topic paths" ||
+		t=$(topics_holding "${files[@]}")
+		[[ $'\n'$t$'\n' == *$'\n'$topic$'\n'* ]] && verdict 0 "$name: touches only the $topic paths" ||
 			{ verdict 1 "$name: touches only the $topic paths"; printf '    %s\n' "${files[@]}"; }
 	fi
-	# Not findings: the MAINTAINERS reminder for new files, and Fixes:
-	# IDs checkpatch cannot look up because Debian's tarball carries no
-	# upstream history (the IDs are upstream's).
+	# Not findings: the MAINTAINERS reminder for new files, Fixes: IDs
+	# checkpatch cannot look up because Debian's tarball carries no
+	# upstream history (the IDs are upstream's), and the missing sign-off:
+	# patches/ store none, make series adds the sender's (the series
+	# self-test runs checkpatch on the mails as sent, signed).
 	out=$("$WT/scripts/checkpatch.pl" --strict --terse --no-summary "$p" 2>/dev/null |
-		grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" || true)
+		grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" \
+			-e 'ERROR: Missing Signed-off-by: line(s)' || true)
 	[ -z "$out" ] && verdict 0 "$name: checkpatch --strict" ||
 		{ verdict 1 "$name: checkpatch --strict"; echo "$out" | sed 's/^/    /'; }
 
@@ -85,14 +111,17 @@ lint_patch() {
 		[ -z "$out" ] && verdict 0 "$name: kernel-doc of what it adds" ||
 			{ verdict 1 "$name: kernel-doc"; echo "$out" | sed 's/^/    /'; }
 	fi
-	# objects the bench config builds; a touched header rebuilds its users
-	built=()
-	for o in "${objs[@]}"; do
-		[ -f "$KOUT/$o" ] && built+=("$o")
-	done
-	if [ ${#built[@]} -gt 0 ]; then
+	# objects the bench config builds (kbuild has no rule for one in a
+	# directory the config leaves out); a touched header rebuilds its users
+	built=("${objs[@]}")
+	while [ ${#built[@]} -gt 0 ]; do
 		rc=0
 		out=$(make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= W=1 -j"$JOBS" "${built[@]}" 2>&1) || rc=$?
+		o=$(echo "$out" | sed -n "s/.*No rule to make target '\([^']*\.o\)'.*/\1/p" | head -1)
+		[ $rc != 0 ] && [ -n "$o" ] || break
+		mapfile -t built < <(printf '%s\n' "${built[@]}" | grep -vxF "$o")
+	done
+	if [ ${#built[@]} -gt 0 ]; then
 		warn=$(echo "$out" | grep -E 'warning:|error:' || true)
 		[ $rc = 0 ] && [ -z "$warn" ] && verdict 0 "$name: W=1 build of ${built[*]}" ||
 			{ verdict 1 "$name: W=1 build of ${built[*]}"; echo "$warn" | head -20 | sed 's/^/    /'; }
@@ -105,9 +134,66 @@ if [ ${#order[@]} = 0 ]; then
 else
 	for t in "${order[@]}"; do
 		reset_tree
-		echo "== series $t, alone on the pristine tree"
+		mapfile -t deps < <(topic_deps "$t")
+		if [ ${#deps[@]} = 0 ]; then
+			echo "== series $t, alone on the pristine tree"
+		else
+			# a declared dependency must be real: the series alone fails
+			echo "== series $t, on the pristine tree with ${deps[*]} (its depends-on)"
+			alone=0
+			for p in $(topic_patches "$t"); do
+				git -C "$WT" am -q "$p" >/dev/null 2>&1 || { alone=1; break; }
+			done
+			[ $alone = 1 ] && verdict 0 "$t: does not apply without ${deps[*]}, so it depends on it" ||
+				verdict 1 "$t: applies alone: drop patches/$t/depends-on and say so in its cover letter"
+			reset_tree
+			for d in "${deps[@]}"; do
+				ok=0
+				for p in $(topic_patches "$d"); do
+					git -C "$WT" am -q "$p" >/dev/null 2>&1 || { ok=1; break; }
+				done
+				verdict $ok "$t: $d, which it depends on, applies first"
+			done
+		fi
 		for p in $(topic_patches "$t"); do lint_patch "$p" "$t" || break; done
 	done
+
+	# apply and export give patches/ back byte for byte: dates, notes
+	# below the ---, the placeholder author, each commit in its topic
+	echo "== apply and export round trip, export sorting"
+	reset_tree
+	ok=0
+	for p in $(all_patches); do
+		am_patch "$WT" "$p" >/dev/null 2>&1 || { ok=1; echo "    ${p#"$PATCHES"/} does not apply"; break; }
+	done
+	rt=$LINT/roundtrip
+	if [ $ok = 0 ]; then
+		rm -rf "$rt"
+		cp -r "$PATCHES" "$rt"
+		find "$rt" -name '*.patch' -delete
+		TREE=$WT PATCHES=$rt "$REPO/bench/tree.sh" export >"$LINT/export.log" 2>&1 || ok=1
+	fi
+	out=$(diff -r "$PATCHES" "$rt" 2>&1 | head -20 || true)
+	[ $ok = 0 ] && [ -z "$out" ] && verdict 0 "all $(all_patches | wc -l) patches applied (git am, notes attached) and exported (format-patch --notes) come back byte for byte" ||
+		{ verdict 1 "apply and export round trip"; { cat "$LINT/export.log"; echo "$out"; } | sed 's/^/    /'; }
+	# a topic that takes only fixes is what makes two topics with shared
+	# paths unambiguous: without its mark the export must stop
+	for t in "${order[@]}"; do
+		topic_fixes_only "$t" || continue
+		rm -rf "$rt"
+		cp -r "$PATCHES" "$rt"
+		rm "$rt/$t/fixes-only"
+		rc=0
+		TREE=$WT PATCHES=$rt "$REPO/bench/tree.sh" export >"$LINT/export.log" 2>&1 || rc=$?
+		[ $rc != 0 ] && grep -q 'could go to topic' "$LINT/export.log" &&
+			verdict 0 "export stops on ambiguity: without $t/fixes-only, $(grep -o 'commit .*could go to topic [^:]*' "$LINT/export.log")" ||
+			{ verdict 1 "export without $t/fixes-only should stop on an ambiguous commit (rc $rc)"; sed 's/^/    /' "$LINT/export.log"; }
+	done
+	rm -rf "$rt"
+	reset_tree
+
+	echo "== make series: the sender's identity, and refusals"
+	tally "$REPO/bench/series-selftest.sh"
 fi
 # All three series under Debian's own config (olddefconfig of the
 # config-6.12.118+deb12-amd64 its linux-image ships): every object the

@@ -22,6 +22,8 @@ ident=$(sender_identity)
 sname=${ident% <*}
 semail=${ident##*<}
 semail=${semail%>}
+# git am in the series tree commits as the sender too
+export GIT_COMMITTER_NAME=$sname GIT_COMMITTER_EMAIL=$semail
 
 [ -f "$PATCHES/series" ] || die "no patches/series: nothing to format"
 "$REPO/bench/tree.sh" prepare >/dev/null
@@ -42,7 +44,6 @@ sign() {
 				--trailer "Signed-off-by: $ident")
 		new=$(printf '%s\n' "$msg" |
 			GIT_AUTHOR_NAME=$sname GIT_AUTHOR_EMAIL=$semail GIT_AUTHOR_DATE=$date \
-			GIT_COMMITTER_NAME=$sname GIT_COMMITTER_EMAIL=$semail \
 			git -C "$WT" commit-tree "$c^{tree}" -p "$parent" -F -)
 		git -C "$WT" notes copy "$c" "$new" 2>/dev/null || true
 		parent=$new
@@ -99,7 +100,6 @@ for t in $(topics); do
 	[ -s "$PATCHES/$t/subject-prefix" ] && prefix=$(head -1 "$PATCHES/$t/subject-prefix")
 	coverarg=()
 	[ ${#ps[@]} = 1 ] && [ ! -s "$cover" ] || coverarg=(--cover-letter)
-	GIT_COMMITTER_NAME=$sname GIT_COMMITTER_EMAIL=$semail \
 	git -C "$WT" format-patch -q "${coverarg[@]}" --notes --from="$ident" \
 		--no-signature --zero-commit --thread=shallow --subject-prefix="$prefix" \
 		"${to[@]}" "${cc[@]}" -o "$OUT/$t" "$base..HEAD"

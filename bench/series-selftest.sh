@@ -1,0 +1,162 @@
+#!/bin/bash
+# make series, tested both ways (run by make lint-patches; prints PASS/FAIL
+# lines and exits non-zero on a failure):
+# - with a real-looking identity, from the environment and from git config:
+#   every From: and Signed-off-by: of every mail is exactly that identity,
+#   each patch signed off once, as its last trailer; no placeholder
+#   anywhere; each series' subject prefix is its topic's; each mail keeps
+#   its patch's Date: and the notes below its ---; checkpatch --strict
+#   passes on every mail as sent;
+# - with no identity, and with placeholders (environment, git config): it
+#   fails, writes nothing, and says in one line what to set.
+# The identities are set for these runs only (environment, and
+# GIT_CONFIG_COUNT for git config), never in any git config file.
+. "$(dirname "$0")/lib.sh"
+
+pass=0
+fail=0
+verdict() {
+	if [ "$1" = 0 ]; then echo "PASS $2"; pass=$((pass + 1)); else echo "FAIL $2"; fail=$((fail + 1)); fi
+}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/series-selftest.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# series OUT VAR=value...: make series into OUT with only the identity the
+# arguments give: none from the environment or git config otherwise
+# (GIT_CONFIG_VALUE_0/1 set user.name/user.email as a config file would).
+series() {
+	local out=$1
+	shift
+	env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL -u GIT_COMMITTER_NAME -u GIT_COMMITTER_EMAIL \
+		GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0= \
+		GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1= \
+		SERIES_OUT="$out" "$@" make -s -C "$REPO" series
+}
+
+# check_mails OUT "NAME <EMAIL>" LABEL: the mails of a successful run.
+check_mails() {
+	local out=$1 id=$2 label=$3 t m p bad prefix want notes n stored
+	for t in $(topics); do
+		mapfile -t ps < <(topic_patches "$t")
+		[ ${#ps[@]} -gt 0 ] || continue
+		mapfile -t mails < <(find "$out/$t" -name '*.patch' 2>/dev/null | LC_ALL=C sort)
+		n=${#ps[@]}
+		[ -e "$PATCHES/$t/cover-letter" ] && n=$((n + 1))
+		if [ ${#mails[@]} != "$n" ]; then
+			verdict 1 "series/$t ($label): $n mails, found ${#mails[@]} in $out/$t"
+			continue
+		fi
+		# identity: every From: and Signed-off-by: line is the sender's
+		bad=$(python3 - "$id" "${mails[@]}" <<'PY'
+import re, sys
+ident, mails = sys.argv[1], sys.argv[2:]
+placeholder = re.compile(r'(?i)(\.example|\.invalid|\.test|localhost)\b|(^|[^a-z0-9])seed([^a-z0-9]|$)')
+for m in mails:
+    name = m.rsplit('/', 1)[-1]
+    lines = open(m, encoding='utf-8').read().split('\n')
+    froms = [l for l in lines if l.startswith('From: ')]
+    if not froms or any(l != 'From: ' + ident for l in froms):
+        print('%s: From: %s' % (name, froms))
+    msg = lines[:lines.index('---')] if '---' in lines else lines
+    sobs = [l for l in lines if re.match(r'(?i)signed-off-by:', l)]
+    if any(l != 'Signed-off-by: ' + ident for l in sobs):
+        print('%s: %s' % (name, sobs))
+    if not name.startswith('0000-cover-letter'):
+        trailers = [l for l in msg if re.match(r'^[A-Za-z-]+: ', l)]
+        if len(sobs) != 1 or not msg or msg[-1] != 'Signed-off-by: ' + ident:
+            print('%s: wants one Signed-off-by, the last line above ---: %s' % (name, sobs))
+    for l in froms + sobs:
+        if placeholder.search(l):
+            print('%s: placeholder identity: %s' % (name, l))
+PY
+)
+		[ -z "$bad" ] && verdict 0 "series/$t ($label): ${#mails[@]} mails, every From: and Signed-off-by: exactly $id, one sign-off per patch" ||
+			{ verdict 1 "series/$t ($label): identity of the mails"; echo "$bad" | sed 's/^/    /'; }
+		[ "$label" = environment ] || continue
+		# subject prefix
+		prefix=PATCH
+		[ -s "$PATCHES/$t/subject-prefix" ] && prefix=$(head -1 "$PATCHES/$t/subject-prefix")
+		if [ "$n" = 1 ]; then want="[$prefix]"; else want="[$prefix "; fi
+		bad=
+		for m in "${mails[@]}"; do
+			subject=$(grep -m1 '^Subject: ' "$m" || true)
+			[[ $subject == "Subject: $want"* ]] || bad+=" ${m##*/}"
+		done
+		[ -z "$bad" ] && verdict 0 "series/$t: every subject starts $want" ||
+			verdict 1 "series/$t: subjects not starting $want:$bad"
+		# dates and notes kept, patch by patch
+		bad=
+		for p in "${ps[@]}"; do
+			m=$(find "$out/$t" -name "${p##*/}")
+			[ -n "$m" ] || { bad+=" ${p##*/}(no mail)"; continue; }
+			[ "$(grep -m1 '^Date: ' "$p")" = "$(grep -m1 '^Date: ' "$m")" ] || bad+=" ${p##*/}(Date:)"
+			[ "$(patch_notes "$p")" = "$(patch_notes "$m")" ] || bad+=" ${p##*/}(notes)"
+		done
+		[ -z "$bad" ] && verdict 0 "series/$t: each mail keeps its patch's Date: and the notes below its ---" ||
+			verdict 1 "series/$t: Date: or notes lost:$bad"
+		# checkpatch on the mails as sent (the lint's exceptions only)
+		bad=
+		for m in "${mails[@]}"; do
+			case "$m" in */0000-cover-letter.patch) continue ;; esac
+			stored=$("$TREE/scripts/checkpatch.pl" --strict --terse --no-summary "$m" 2>/dev/null |
+				grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" || true)
+			[ -z "$stored" ] || bad+=$'\n'"${m##*/}: $stored"
+		done
+		[ -z "$bad" ] && verdict 0 "series/$t: checkpatch --strict on the mails as sent" ||
+			{ verdict 1 "series/$t: checkpatch --strict on the mails as sent"; echo "$bad" | sed '/^$/d; s/^/    /'; }
+	done
+}
+
+# expect_refusal LABEL WHY VAR=value...: make series fails, writes no mail,
+# and prints one error line giving WHY and the fix.
+expect_refusal() {
+	local label=$1 why=$2 out=$tmp/$1 rc=0 err
+	shift 2
+	series "$out" "$@" >"$tmp/$label.out" 2>"$tmp/$label.err" || rc=$?
+	err=$(grep 'bench: error:' "$tmp/$label.err" || true)
+	if [ $rc != 0 ] && [ "$(echo "$err" | wc -l)" = 1 ] && [[ $err == *"$why"* ]] &&
+		[[ $err == *"git config user.name"*"GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"* ]] &&
+		[ -z "$(find "$out" -name '*.patch' 2>/dev/null)" ]; then
+		verdict 0 "series refuses $label: $err"
+	else
+		verdict 1 "series with $label: wanted one error line saying /$why/ and the fix, and no mail; got rc $rc:"
+		sed 's/^/    /' "$tmp/$label.err" | head -5
+	fi
+}
+
+ID_NAME='Jane Doe' ID_EMAIL=jane@kernel-dev.org
+rc=0
+series "$tmp/env" GIT_AUTHOR_NAME="$ID_NAME" GIT_AUTHOR_EMAIL="$ID_EMAIL" >"$tmp/env.log" 2>&1 || rc=$?
+if [ $rc = 0 ]; then
+	verdict 0 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL $ID_NAME <$ID_EMAIL>"
+	check_mails "$tmp/env" "$ID_NAME <$ID_EMAIL>" environment
+else
+	verdict 1 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL $ID_NAME <$ID_EMAIL>: rc $rc"
+	tail -5 "$tmp/env.log" | sed 's/^/    /'
+fi
+rc=0
+# git config user.name and user.email, as a config file would set them
+series "$tmp/config" GIT_CONFIG_VALUE_0='Joe Bloggs' GIT_CONFIG_VALUE_1=joe.bloggs@kernel-dev.org \
+	>"$tmp/config.log" 2>&1 || rc=$?
+if [ $rc = 0 ]; then
+	verdict 0 "make series with git config user.name/user.email Joe Bloggs <joe.bloggs@kernel-dev.org>"
+	check_mails "$tmp/config" "Joe Bloggs <joe.bloggs@kernel-dev.org>" "git config"
+else
+	verdict 1 "make series with git config user.name/user.email Joe Bloggs: rc $rc"
+	tail -5 "$tmp/config.log" | sed 's/^/    /'
+fi
+
+expect_refusal "no identity" 'no identity is set'
+expect_refusal "the seed placeholder from the environment" 'is a placeholder' \
+	GIT_AUTHOR_NAME='Seed bd98ed15 maintainers' \
+	GIT_AUTHOR_EMAIL=maintainers@users.noreply.a-seed-bd98ed15.example
+expect_refusal "a localhost address from git config" 'is a placeholder' \
+	GIT_CONFIG_VALUE_0='Jane Doe' GIT_CONFIG_VALUE_1=jane@localhost
+expect_refusal "an .invalid address from the environment" 'is a placeholder' \
+	GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL=jane@mail.invalid
+expect_refusal "the patches' own placeholder author" 'is a placeholder' \
+	GIT_AUTHOR_NAME="${PATCH_AUTHOR_PLACEHOLDER% <*}" \
+	GIT_AUTHOR_EMAIL=$(echo "${PATCH_AUTHOR_PLACEHOLDER##*<}" | tr -d '>')
+
+echo "series self-test: $pass passed, $fail failed"
+[ $fail = 0 ]
