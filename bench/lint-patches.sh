@@ -53,6 +53,9 @@ reset_tree
 echo "== what each patch and cover letter says, and where"
 tally python3 "$REPO/bench/patch-rules.py" "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
 	"$(cat "$TREE/.bench-source-version")"
+# and those rules fail on copies of a patch made to break them
+tally python3 "$REPO/bench/patch-rules.py" --selftest "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
+	"$(cat "$TREE/.bench-source-version")"
 cp "$KOUT/.config" "$OBJ/.config"
 make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= olddefconfig prepare -j"$JOBS" >/dev/null 2>&1 ||
 	die "cannot prepare the lint build"

@@ -33,6 +33,9 @@ import re
 import sys
 import time
 
+selftest = sys.argv[1:2] == ['--selftest']
+if selftest:
+    sys.argv.pop(1)
 patches, placeholder, version = sys.argv[1:4]
 results = []
 
@@ -160,7 +163,7 @@ def parse(path):
     return h, msg, notes, '\n'.join(added), files
 
 
-def topics():
+def topics(patches):
     out = []
     for l in open(os.path.join(patches, 'series')):
         l = l.split('#', 1)[0].split()
@@ -169,8 +172,12 @@ def topics():
     return out
 
 
-now = time.time()
-for topic, paths in topics():
+def check(patches):
+    for topic, paths in topics(patches):
+        check_topic(patches, topic, paths)
+
+
+def check_topic(patches, topic, paths):
     tdir = os.path.join(patches, topic)
     names = sorted(f for f in os.listdir(tdir) if f.endswith('.patch')) if os.path.isdir(tdir) else []
     fixes_only = os.path.exists(os.path.join(tdir, 'fixes-only'))
@@ -220,7 +227,7 @@ for topic, paths in topics():
             ok = re.search(r'ACPICA\b.*\bupstream|github\.com/acpica/acpica', notes, re.S | re.I)
             verdict(bool(ok), '%s: says below its --- that it goes through ACPICA upstream first' % name)
     if not names:
-        continue
+        return
     # per topic
     if len(names) > 1:
         verdict(len(set(dates)) > 1, '%s: each patch keeps its own Date:, not one stamp for the series (%d dates for %d patches)'
@@ -238,7 +245,7 @@ for topic, paths in topics():
         text, where = all_notes[0], 'notes below the --- of its one patch'
     else:
         verdict(False, '%s: a series of %d patches needs a cover letter' % (topic, len(names)))
-        continue
+        return
     bad = []
     if not re.search(r'linux-source-6\.12\s+' + re.escape(version), text):
         bad.append('does not name the base: Debian linux-source-6.12 %s' % version)
@@ -252,4 +259,63 @@ for topic, paths in topics():
     verdict(not bad, '%s: %s names the base and mainline status%s, no lab words'
             % (topic, where, ', ACPICA upstream' if acpica else ''), bad)
 
+now = time.time()
+
+
+def rules_bite():
+    """Each rule fails on a patch made to break it (a copy, in a temporary
+    directory): the checks above are not vacuous."""
+    import shutil
+    import subprocess
+    import tempfile
+    global results
+    topic, paths = topics(patches)[0]
+    name = sorted(f for f in os.listdir(os.path.join(patches, topic)) if f.endswith('.patch'))[0]
+    orig = open(os.path.join(patches, topic, name), encoding='utf-8').read()
+    head, _, rest = orig.partition('\n\n')
+    msg, _, below = rest.partition('\n---\n')
+    msg_lines = [l for l in msg.split('\n') if not l.startswith(('Fixes:', 'Cc: stable'))]
+    base = '\n'.join(msg_lines).rstrip('\n')
+    cases = [
+        ('a Signed-off-by stored', 'no identity stored',
+         head, base + '\n\nSigned-off-by: Jane Doe <jane@kernel-dev.org>'),
+        ('a person as the author', 'no identity stored',
+         head.replace('From: ' + placeholder, 'From: Jane Doe <jane@kernel-dev.org>'), base),
+        ('"Tested: 1234 passed, 0 failed" above the ---', 'only below the ---',
+         head, base + '\n\nTested: 1234 passed, 0 failed.'),
+        ('"make check printed ..." above the ---', 'only below the ---',
+         head, base + '\n\nmake check printed no failure.'),
+        ('a timing above the ---', 'only below the ---',
+         head, base + '\n\nAn upload now takes 12 ms instead of 3 seconds.'),
+        ('Cc: stable without Fixes:', 'Cc: stable only with Fixes:',
+         head, base + '\n\nCc: stable@vger.kernel.org'),
+        ('a seed number', 'no lab words', head, base + '\n\nThis is what seed 004 asked for.'),
+        ('lk45', 'no lab words', head, base + '\n\nFound by the lk45 test suite.'),
+        ('an issue number', 'no lab words', head, base + '\n\nSee issue #42.'),
+        ('a date in the future', 'not in the future',
+         re.sub(r'(?m)^Date: .*$', 'Date: Mon, 1 Jan 2103 00:00:00 +0000', head), base),
+    ]
+    saved = results
+    for what, rule, h, m in cases:
+        tmp = tempfile.mkdtemp()
+        try:
+            os.makedirs(os.path.join(tmp, topic))
+            with open(os.path.join(tmp, 'series'), 'w') as f:
+                f.write('%s %s\n' % (topic, ' '.join(paths)))
+            with open(os.path.join(tmp, topic, name), 'w', encoding='utf-8') as f:
+                f.write(h + '\n\n' + m + '\n---\n' + below)
+            results = []
+            out = subprocess.run([sys.executable, __file__, tmp, placeholder, version],
+                                 capture_output=True, text=True).stdout
+        finally:
+            shutil.rmtree(tmp)
+        caught = any(l.startswith('FAIL ') and rule in l for l in out.split('\n'))
+        results = saved
+        verdict(caught, 'the rules catch %s (FAIL "%s")' % (what, rule))
+
+
+if selftest:
+    rules_bite()
+else:
+    check(patches)
 sys.exit(0 if all(results) else 1)

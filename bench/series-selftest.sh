@@ -158,5 +158,10 @@ expect_refusal "the patches' own placeholder author" 'is a placeholder' \
 	GIT_AUTHOR_NAME="${PATCH_AUTHOR_PLACEHOLDER% <*}" \
 	GIT_AUTHOR_EMAIL=$(echo "${PATCH_AUTHOR_PLACEHOLDER##*<}" | tr -d '>')
 
-echo "series self-test: $pass passed, $fail failed"
+# (not "N passed, N failed": lint-patches ends with the one tally line)
+if [ $fail = 0 ]; then
+	echo "series self-test: all $pass checks passed"
+else
+	echo "series self-test: $fail of $((pass + fail)) checks failed"
+fi
 [ $fail = 0 ]
