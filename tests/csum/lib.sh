@@ -64,6 +64,12 @@ setup_topology() {
 	ip -n rx link set "$RX" up
 	ip netns exec rx ethtool -K "$RX" rx off gro off >/dev/null
 	RX_MAC=$(ip -n rx -br link show "$RX" | awk '{print $3}')
+	TX_MAC=$(ip -br link show "$TX" | awk '{print $3}')
+	# no neighbour probes either way (a reply from the port is a frame too)
+	ip neigh replace 198.18.81.2 lladdr "$RX_MAC" dev "$TX" nud permanent
+	ip -6 neigh replace 2001:db8:81::2 lladdr "$RX_MAC" dev "$TX" nud permanent
+	ip -n rx neigh replace 198.18.81.1 lladdr "$TX_MAC" dev "$RX" nud permanent
+	ip -n rx -6 neigh replace 2001:db8:81::1 lladdr "$TX_MAC" dev "$RX" nud permanent
 	# wait for the links (the e1000 model reports link up after a moment)
 	for i in $(seq 50); do
 		ping -c1 -W1 198.18.81.2 >/dev/null 2>&1 && break
@@ -78,6 +84,16 @@ add_vlan() {
 	ip -n rx link add link "$RX" name "rx.$1" type vlan id "$1"
 	ip addr add "$2.1/24" dev "tx.$1" && ip link set "tx.$1" up
 	ip -n rx addr add "$2.2/24" dev "rx.$1" && ip -n rx link set "rx.$1" up
+	static_neighbours "tx.$1" "rx.$1" "$2"
+}
+
+# static_neighbours HERE THERE SUBNET: SUBNET.1 on HERE and SUBNET.2 on
+# THERE (in rx) know each other for good: no ARP in the counter windows
+static_neighbours() {
+	ip neigh replace "$3.2" lladdr "$(ip -n rx -br link show "$2" | awk '{print $3}')" \
+		dev "$1" nud permanent
+	ip -n rx neigh replace "$3.1" lladdr "$(ip -br link show "$1" | awk '{print $3}')" \
+		dev "$2" nud permanent
 }
 
 # add_vxlan NAME VNI HERE THERE PORT SUBNET [options]: a VXLAN device NAME on
@@ -92,6 +108,7 @@ add_vxlan() {
 		dstport "$port" "$@" dev "$RX"
 	ip addr add "$net.1/24" dev "$name" && ip link set "$name" up
 	ip -n rx addr add "$net.2/24" dev "$name" && ip -n rx link set "$name" up
+	static_neighbours "$name" "$name" "$net"
 }
 
 teardown_topology() {

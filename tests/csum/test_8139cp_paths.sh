@@ -1,4 +1,5 @@
 #!/bin/bash
+# bench-timeout: 600
 # Traffic through 8139cp on NETIF_F_HW_CSUM: every flow arrives intact with
 # valid checksums (the receiver verifies them all), and the driver's counters
 # show which path each took: TCP/UDP over plain IPv4 offloaded to the chip,
@@ -69,6 +70,7 @@ ip -n rx link add link rx.ad name rx.ad.300 type vlan id 300
 ip link set tx.ad up && ip addr add 198.18.200.1/24 dev tx.ad.300 && ip link set tx.ad.300 up
 ip -n rx link set rx.ad up && ip -n rx addr add 198.18.200.2/24 dev rx.ad.300 &&
 	ip -n rx link set rx.ad.300 up
+static_neighbours tx.ad.300 rx.ad.300 198.18.200
 check_flow "TCP/IPv4 over QinQ" sw 4 tcp 198.18.200.2
 
 # VXLAN over IPv4 and IPv6 underlays: inner checksums are not the chip's.
