@@ -91,11 +91,12 @@ is "$(rx_stat Udp6InCsumErrors)" 0 "receiver: Udp6InCsumErrors stays 0"
 # Negative control: the receiver does catch a bad checksum.
 before=$(rx_stat UdpInCsumErrors)
 ip netns exec rx "$FLOW" recv 4 udp 5999 1 /tmp/negative &
+neg=$!
 sleep 0.5
 "$FLOW" badudp "$TX" "$RX_MAC" 198.18.81.1 198.18.81.2 5999
 sleep 1
-kill %1 2>/dev/null
-wait
+kill "$neg" 2>/dev/null
+wait "$neg"
 is "$(($(rx_stat UdpInCsumErrors) - before))" 1 "negative control: a UDP datagram with a wrong checksum is counted as an error"
 
 done_testing
