@@ -46,7 +46,11 @@ check() {
 	[ -z "${ONLY:-}" ] || extra+=("bench.only=$ONLY")
 	[ -z "${TEST_TIMEOUT:-}" ] || extra+=("bench.timeout=$TEST_TIMEOUT")
 	[ -z "${TESTS:-}" ] || extra+=("bench.tests=$TESTS")
-	[ -z "${REPEAT:-}" ] || extra+=("bench.repeat=$REPEAT")
+	if [ -n "${REPEAT:-}" ]; then
+		[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "REPEAT=$REPEAT: a count of runs, 1 or more"
+		extra+=("bench.repeat=$REPEAT")
+		export BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-$((3600 * REPEAT))}
+	fi
 	local rc=0
 	boot_and_report check "${extra[@]}" || rc=$?
 	return $rc

@@ -128,14 +128,18 @@ watch_start() {
 	rm -f /tmp/watch.stop /tmp/watch.out
 	"$RAW_FRAMES" watch "$TX" "$@" /tmp/watch.stop >/tmp/watch.out &
 	WATCH_PID=$!
-	for _ in $(seq 200); do grep -q ready /tmp/watch.out 2>/dev/null && break; sleep 0.05; done
+	for _ in $(seq 400); do grep -q ready /tmp/watch.out 2>/dev/null && break; sleep 0.05; done
 }
 watch_stop() {
 	touch /tmp/watch.stop
 	wait "$WATCH_PID"
 	STRAYS=$(tail -1 /tmp/watch.out)
 	STRAY_WHAT=$(sed -n 's/^# //p' /tmp/watch.out)
-	[ "$STRAYS" != ready ] && [ -n "$STRAYS" ] || STRAYS=-1
+	# no "ready": it was still settling when the flow began
+	grep -q '^ready$' /tmp/watch.out && [ "$STRAYS" != ready ] && [ -n "$STRAYS" ] || {
+		STRAYS=-1
+		STRAY_WHAT="the watch was not ready in time"
+	}
 }
 
 # flow NAME FAMILY PROTO ADDR [ipopts|dstopts]: one flow from the default

@@ -227,15 +227,18 @@ pg_case() {
 		fi
 	done
 	# a window in which frames of others left the port is measured again
+	local try quiet=
 	for try in 1 2 3 4; do
 		rm -f /tmp/apg.ready
-		"$A" pktgen "$TX" "$RX" "$kind" 30 "$path" "$name" /tmp/apg.ready >/tmp/apg.out &
+		env ${quiet:+STRAY_QUIET=1} "$A" pktgen "$TX" "$RX" "$kind" 30 "$path" "$name" \
+			/tmp/apg.ready >/tmp/apg.out &
 		pid=$!
 		for _ in $(seq 100); do [ -e /tmp/apg.ready ] && break; sleep 0.05; done
 		echo start >/proc/net/pktgen/pgctrl
 		wait $pid
 		grep -q '^# pktgen .*: not quiet$' /tmp/apg.out && [ "$try" -lt 4 ] || break
 		grep '^# pktgen' /tmp/apg.out
+		quiet=1
 	done
 	tap_include cat /tmp/apg.out
 	grep -q '^Result: OK' "$dev" || diag "pktgen $name: $(grep '^Result' "$dev")"
