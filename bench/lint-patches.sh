@@ -25,16 +25,23 @@ fail=0
 verdict() {
 	if [ "$1" = 0 ]; then echo "PASS $2"; pass=$((pass + 1)); else echo "FAIL $2"; fail=$((fail + 1)); fi
 }
-# tally CMD...: run a checker that prints PASS/FAIL lines; print and count them
+# tally LABEL CMD...: run a checker that prints PASS/FAIL lines; print and count
+# them. Its exit status counts too: one that exits non-zero (a crash, a
+# traceback, a failure it printed no FAIL line for) is one more FAIL.
 tally() {
-	local line
+	local label=$1 line rc=0 out
+	shift
+	out=$(mktemp)
+	"$@" >"$out" 2>&1 || rc=$?
 	while IFS= read -r line; do
 		echo "$line"
 		case "$line" in
 		"PASS "*) pass=$((pass + 1)) ;;
 		"FAIL "*) fail=$((fail + 1)) ;;
 		esac
-	done < <("$@" 2>&1 || true)
+	done <"$out"
+	rm -f "$out"
+	[ $rc = 0 ] || verdict 1 "$label exited with status $rc"
 }
 
 mkdir -p "$LINT" "$OBJ"
@@ -51,10 +58,10 @@ reset_tree() {
 reset_tree
 [ -f "$TREE/.bench-source-version" ] || die "no kernel tree at $TREE: run 'make build' first"
 echo "== what each patch and cover letter says, and where"
-tally python3 "$REPO/bench/patch-rules.py" "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
+tally patch-rules.py python3 "$REPO/bench/patch-rules.py" "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
 	"$(cat "$TREE/.bench-source-version")"
 # and those rules fail on copies of a patch made to break them
-tally python3 "$REPO/bench/patch-rules.py" --selftest "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
+tally "patch-rules.py --selftest" python3 "$REPO/bench/patch-rules.py" --selftest "$PATCHES" "$PATCH_AUTHOR_PLACEHOLDER" \
 	"$(cat "$TREE/.bench-source-version")"
 cp "$KOUT/.config" "$OBJ/.config"
 make -s -C "$WT" O="$OBJ" ARCH=x86_64 LOCALVERSION= olddefconfig prepare -j"$JOBS" >/dev/null 2>&1 ||
@@ -196,7 +203,7 @@ else
 	reset_tree
 
 	echo "== make series: the sender's identity, and refusals"
-	tally "$REPO/bench/series-selftest.sh"
+	tally series-selftest.sh "$REPO/bench/series-selftest.sh"
 fi
 # All three series under Debian's own config (olddefconfig of the
 # config-6.12.118+deb12-amd64 its linux-image ships): every object the

@@ -40,6 +40,13 @@ patches, placeholder, version = sys.argv[1:4]
 results = []
 
 
+def read(path):
+    """A file's text; bytes that are not UTF-8 become U+FFFD, never a crash
+    (checkpatch reports invalid UTF-8)."""
+    with open(path, encoding='utf-8', errors='replace') as f:
+        return f.read()
+
+
 def verdict(ok, what, detail=()):
     results.append(ok)
     print(('PASS ' if ok else 'FAIL ') + what)
@@ -120,7 +127,7 @@ def notes_of(below):
 
 
 def parse(path):
-    lines = open(path, encoding='utf-8').read().split('\n')
+    lines = read(path).split('\n')
     i = 0
     headers = []
     while i < len(lines) and lines[i] != '':
@@ -165,7 +172,7 @@ def parse(path):
 
 def topics(patches):
     out = []
-    for l in open(os.path.join(patches, 'series')):
+    for l in read(os.path.join(patches, 'series')).split('\n'):
         l = l.split('#', 1)[0].split()
         if l:
             out.append((l[0], l[1:]))
@@ -233,14 +240,14 @@ def check_topic(patches, topic, paths):
         verdict(len(set(dates)) > 1, '%s: each patch keeps its own Date:, not one stamp for the series (%d dates for %d patches)'
                 % (topic, len(set(dates)), len(names)))
     pf = os.path.join(tdir, 'subject-prefix')
-    prefix = open(pf).readline().strip() if os.path.exists(pf) else 'PATCH'
+    prefix = read(pf).split('\n')[0].strip() if os.path.exists(pf) else 'PATCH'
     if net:
         want = 'PATCH net' if fixes_only else 'PATCH net-next'
         verdict(prefix == want, '%s: subject prefix [%s] (networking %s: [%s])'
                 % (topic, prefix, 'fixes' if fixes_only else 'features', want))
     cl = os.path.join(tdir, 'cover-letter')
     if os.path.exists(cl):
-        text, where = open(cl, encoding='utf-8').read(), 'cover letter'
+        text, where = read(cl), 'cover letter'
     elif len(names) == 1:
         text, where = all_notes[0], 'notes below the --- of its one patch'
     else:
@@ -271,7 +278,7 @@ def rules_bite():
     global results
     topic, paths = topics(patches)[0]
     name = sorted(f for f in os.listdir(os.path.join(patches, topic)) if f.endswith('.patch'))[0]
-    orig = open(os.path.join(patches, topic, name), encoding='utf-8').read()
+    orig = open(os.path.join(patches, topic, name), encoding='utf-8', errors='surrogateescape').read()
     head, _, rest = orig.partition('\n\n')
     msg, _, below = rest.partition('\n---\n')
     msg_lines = [l for l in msg.split('\n') if not l.startswith(('Fixes:', 'Cc: stable'))]
@@ -302,7 +309,7 @@ def rules_bite():
             os.makedirs(os.path.join(tmp, topic))
             with open(os.path.join(tmp, 'series'), 'w') as f:
                 f.write('%s %s\n' % (topic, ' '.join(paths)))
-            with open(os.path.join(tmp, topic, name), 'w', encoding='utf-8') as f:
+            with open(os.path.join(tmp, topic, name), 'w', encoding='utf-8', errors='surrogateescape') as f:
                 f.write(h + '\n\n' + m + '\n---\n' + below)
             results = []
             out = subprocess.run([sys.executable, __file__, tmp, placeholder, version],
