@@ -96,8 +96,9 @@ prepare() {
 # of which those not yet left behind (patches/series order) and willing to
 # take it (a fixes-only topic takes only commits with a Fixes: tag). A
 # commit with a Fixes: tag that two such topics would take goes to the
-# fixes-only one; any other choice between two topics is ambiguous and
-# stops the export. Each topic's commits must follow each other, in the
+# fixes-only one; one that a fixes-only topic already left behind would
+# take stops the export (it would land in the later series unnoticed); any
+# other choice between two topics is ambiguous and stops the export. Each topic's commits must follow each other, in the
 # order of patches/series, so that each series is numbered, applied and
 # linted on its own.
 commit_topic() {
@@ -110,6 +111,11 @@ commit_topic() {
 	fixes=$(g log -1 --format='%(trailers:key=Fixes,valueonly)' "$c")
 	for t in "${cands[@]}"; do
 		i=$(topic_index "$t")
+		# a fix that the fixes-only topic would take, made after the
+		# commits of a later topic: never slip it into that later series
+		if [ "$i" -lt "$cur" ] && [ -n "$fixes" ] && topic_fixes_only "$t"; then
+			die "commit $what has a Fixes: tag and the paths of the fixes-only topic $t, but comes after commits of $(topics | sed -n "$((cur + 1))p"): move it before them (git rebase -i) so that it goes to $t, or drop its Fixes: tag if it belongs to the later series"
+		fi
 		[ "$i" -ge "$cur" ] || continue
 		if topic_fixes_only "$t" && [ -z "$fixes" ]; then continue; fi
 		open+=("$t")
