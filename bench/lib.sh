@@ -97,25 +97,45 @@ ensure_cache_dir() {
 PATCH_AUTHOR_PLACEHOLDER='Unattributed <unattributed@patches.invalid>'
 
 # identity_problem "NAME" "EMAIL": why NAME <EMAIL> cannot sign a patch
-# (unset, malformed or a placeholder), or nothing when it can.
+# (unset, malformed, a placeholder, the example the error message gives,
+# or an address no reply reaches), or nothing when it can. The message is
+# one line whatever NAME and EMAIL hold.
 identity_problem() {
-	local name=$1 email=$2 domain lc
+	local name=$1 email=$2 domain local_part lc shown
 	[ -n "$name" ] && [ -n "$email" ] || { echo "no identity is set"; return; }
+	# nothing that would end or split the From: header
+	if [[ $name == *[\<\>\"]* || $name =~ [[:cntrl:]] ]]; then
+		echo "the name '${name//[[:cntrl:]]/?}' holds <, >, \" or a control character (a newline, say)"; return
+	fi
+	shown="$name <${email//[[:cntrl:]]/?}>"
+	[[ $email =~ ^[^@[:space:][:cntrl:]\<\>\"]+@[^@[:space:][:cntrl:]\<\>\".]+(\.[^@[:space:][:cntrl:]\<\>\".]+)+$ ]] ||
+		{ echo "'${email//[[:cntrl:]]/?}' is not an e-mail address with a domain"; return; }
 	domain=${email##*@}
 	domain=${domain,,}
+	local_part=${email%@*}
+	local_part=${local_part,,}
 	case "$domain" in
 	*.example | *.invalid | *.test | *.localhost | localhost | localhost.* | \
-		example.com | example.org | example.net | *.example.com | *.example.org | *.example.net)
-		echo "'$name <$email>' is a placeholder (domain $domain)"; return ;;
+		*.localdomain | localdomain | *.local | *.lan | *.internal | \
+		example.com | example.org | example.net | *.example.com | *.example.org | *.example.net | \
+		your.domain | *.your.domain | domain.com | email.com)
+		echo "'$shown' is a placeholder (domain $domain)"; return ;;
+	noreply.* | *.noreply.* | no-reply.* | *.no-reply.*)
+		echo "'$shown' is a placeholder: a no-reply address (domain $domain), which no reviewer can answer"; return ;;
 	esac
-	[[ $email =~ ^[^@[:space:]\<\>]+@[^@[:space:]\<\>.]+(\.[^@[:space:]\<\>.]+)+$ ]] ||
-		{ echo "'$email' is not an e-mail address with a domain"; return; }
+	case "$local_part" in
+	noreply | no-reply | donotreply | do-not-reply | you | your.name | yourname | user | username | nobody | root)
+		echo "'$shown' is a placeholder (address $local_part@)"; return ;;
+	esac
 	lc=$(printf '%s %s' "$name" "$email" | tr '[:upper:]' '[:lower:]')
 	if [[ " $lc " =~ [^a-z0-9]seed[^a-z0-9] ]]; then
-		echo "'$name <$email>' is a placeholder (it says \"seed\")"; return
+		echo "'$shown' is a placeholder (it says \"seed\")"; return
 	fi
-	[ "$name <$email>" != "$PATCH_AUTHOR_PLACEHOLDER" ] ||
-		echo "'$name <$email>' is the patches' placeholder author"
+	if [[ " $lc " =~ [^a-z]your[[:space:]_.-]*name[^a-z] ]]; then
+		echo "'$shown' is a placeholder (the example \"Your Name\")"; return
+	fi
+	[ "$shown" != "$PATCH_AUTHOR_PLACEHOLDER" ] ||
+		echo "'$shown' is the patches' placeholder author"
 }
 
 # sender_identity: "Name <email>" of whoever mails the series:

@@ -35,13 +35,15 @@ series() {
 
 # check_mails OUT "NAME <EMAIL>" LABEL: the mails of a successful run.
 check_mails() {
-	local out=$1 id=$2 label=$3 t m p bad prefix want notes n stored
+	local out=$1 id=$2 label=$3 t m p bad prefix want n stored subject
 	for t in $(topics); do
 		mapfile -t ps < <(topic_patches "$t")
 		[ ${#ps[@]} -gt 0 ] || continue
 		mapfile -t mails < <(find "$out/$t" -name '*.patch' 2>/dev/null | LC_ALL=C sort)
 		n=${#ps[@]}
-		[ -e "$PATCHES/$t/cover-letter" ] && n=$((n + 1))
+		# a cover letter as series.sh writes one: for more than one patch,
+		# or for one with a non-empty cover-letter file
+		if [ "$n" -gt 1 ] || [ -s "$PATCHES/$t/cover-letter" ]; then n=$((n + 1)); fi
 		if [ ${#mails[@]} != "$n" ]; then
 			verdict 1 "series/$t ($label): $n mails, found ${#mails[@]} in $out/$t"
 			continue
@@ -62,7 +64,6 @@ for m in mails:
     if any(l != 'Signed-off-by: ' + ident for l in sobs):
         print('%s: %s' % (name, sobs))
     if not name.startswith('0000-cover-letter'):
-        trailers = [l for l in msg if re.match(r'^[A-Za-z-]+: ', l)]
         if len(sobs) != 1 or not msg or msg[-1] != 'Signed-off-by: ' + ident:
             print('%s: wants one Signed-off-by, the last line above ---: %s' % (name, sobs))
     for l in froms + sobs:
@@ -156,7 +157,23 @@ expect_refusal "an .invalid address from the environment" 'is a placeholder' \
 	GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL=jane@mail.invalid
 expect_refusal "the patches' own placeholder author" 'is a placeholder' \
 	GIT_AUTHOR_NAME="${PATCH_AUTHOR_PLACEHOLDER% <*}" \
-	GIT_AUTHOR_EMAIL=$(echo "${PATCH_AUTHOR_PLACEHOLDER##*<}" | tr -d '>')
+	GIT_AUTHOR_EMAIL="$(echo "${PATCH_AUTHOR_PLACEHOLDER##*<}" | tr -d '>')"
+# the example the refusal itself gives, and its parts
+expect_refusal "the example identity of the error message, from git config" 'is a placeholder' \
+	GIT_CONFIG_VALUE_0='Your Name' GIT_CONFIG_VALUE_1=you@your.domain
+expect_refusal "the example name with a real address" 'is a placeholder' \
+	GIT_AUTHOR_NAME='Your Name' GIT_AUTHOR_EMAIL=jane@kernel-dev.org
+expect_refusal "a .localdomain address" 'is a placeholder' \
+	GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL=jane@laptop.localdomain
+expect_refusal "a GitHub no-reply address" 'no-reply address' \
+	GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL=12345+jane@users.noreply.github.com
+# names that would break the From: and Signed-off-by: lines
+expect_refusal "a name holding an address in <>" 'holds <, >' \
+	GIT_AUTHOR_NAME='Jane Doe <jane@kernel-dev.org>' GIT_AUTHOR_EMAIL=jane@kernel-dev.org
+expect_refusal "a name holding a double quote, from git config" 'holds <, >' \
+	GIT_CONFIG_VALUE_0='Jane "JD" Doe' GIT_CONFIG_VALUE_1=jane@kernel-dev.org
+expect_refusal "a name holding a newline" 'holds <, >' \
+	GIT_AUTHOR_NAME=$'Jane Doe\nBcc: someone@kernel-dev.org' GIT_AUTHOR_EMAIL=jane@kernel-dev.org
 
 # (not "N passed, N failed": lint-patches ends with the one tally line)
 if [ $fail = 0 ]; then
