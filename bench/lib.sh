@@ -108,10 +108,9 @@ identity_problem() {
 		echo "the name '${name//[[:cntrl:]]/?}' holds <, >, \" or a control character (a newline, say)"; return
 	fi
 	shown="$name <${email//[[:cntrl:]]/?}>"
-	[[ $email =~ ^[^@[:space:][:cntrl:]\<\>\"]+@[^@[:space:][:cntrl:]\<\>\".]+(\.[^@[:space:][:cntrl:]\<\>\".]+)+$ ]] ||
-		{ echo "'${email//[[:cntrl:]]/?}' is not an e-mail address with a domain"; return; }
 	domain=${email##*@}
 	domain=${domain,,}
+	domain=${domain//[[:cntrl:]]/?}
 	local_part=${email%@*}
 	local_part=${local_part,,}
 	case "$domain" in
@@ -127,6 +126,8 @@ identity_problem() {
 	noreply | no-reply | donotreply | do-not-reply | you | your.name | yourname | user | username | nobody | root)
 		echo "'$shown' is a placeholder (address $local_part@)"; return ;;
 	esac
+	[[ $email =~ ^[^@[:space:][:cntrl:]\<\>\"]+@[^@[:space:][:cntrl:]\<\>\".]+(\.[^@[:space:][:cntrl:]\<\>\".]+)+$ ]] ||
+		{ echo "'${email//[[:cntrl:]]/?}' is not an e-mail address with a domain"; return; }
 	lc=$(printf '%s %s' "$name" "$email" | tr '[:upper:]' '[:lower:]')
 	if [[ " $lc " =~ [^a-z0-9]seed[^a-z0-9] ]]; then
 		echo "'$shown' is a placeholder (it says \"seed\")"; return
@@ -170,13 +171,18 @@ patch_notes() {
 }
 
 # am_patch DIR PATCH [git am options]: git am PATCH in the work tree DIR,
-# and keep its notes (patch_notes) as a git note of the new commit.
+# and keep its notes (patch_notes) as a git note of the new commit, byte for
+# byte: the note is the blob of that text (git notes add -C), since -F and
+# -m clean it up (trailing spaces, runs of blank lines) and git before 2.42
+# has no --no-stripspace.
 am_patch() {
-	local dir=$1 p=$2 note
+	local dir=$1 p=$2 note blob
 	shift 2
 	git -C "$dir" am -q "$@" "$p" || return
 	note=$(patch_notes "$p")
-	[ -z "$note" ] || printf '%s\n' "$note" | git -C "$dir" notes add -f -F - HEAD
+	[ -n "$note" ] || return 0
+	blob=$(printf '%s\n' "$note" | git -C "$dir" hash-object -w --stdin) &&
+		git -C "$dir" notes add -f -C "$blob" HEAD
 }
 
 # Topics may share paths (fixes for one tree, features for another): a

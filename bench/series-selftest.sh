@@ -33,6 +33,14 @@ series() {
 		SERIES_OUT="$out" "$@" make -s -C "$REPO" series
 }
 
+# below_dashes PATCH: its lines from the "---" to the diffstat, as they are
+# (blank lines and trailing spaces included).
+below_dashes() {
+	awk '!sep { if ($0 == "---") sep = 1; next }
+	/^diff --git / || /^ [^ ].* \| / || /^ [0-9]+ files? changed/ { exit }
+	{ print }' "$1"
+}
+
 # check_mails OUT "NAME <EMAIL>" LABEL: the mails of a successful run.
 check_mails() {
 	local out=$1 id=$2 label=$3 t m p bad prefix want n stored subject
@@ -92,6 +100,8 @@ PY
 			[ -n "$m" ] || { bad+=" ${p##*/}(no mail)"; continue; }
 			[ "$(grep -m1 '^Date: ' "$p")" = "$(grep -m1 '^Date: ' "$m")" ] || bad+=" ${p##*/}(Date:)"
 			[ "$(patch_notes "$p")" = "$(patch_notes "$m")" ] || bad+=" ${p##*/}(notes)"
+			# and byte for byte, as the lines between --- and the diffstat
+			cmp -s <(below_dashes "$p") <(below_dashes "$m") || bad+=" ${p##*/}(text below ---)"
 		done
 		[ -z "$bad" ] && verdict 0 "series/$t: each mail keeps its patch's Date: and the notes below its ---" ||
 			verdict 1 "series/$t: Date: or notes lost:$bad"

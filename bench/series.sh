@@ -45,7 +45,11 @@ sign() {
 		new=$(printf '%s\n' "$msg" |
 			GIT_AUTHOR_NAME=$sname GIT_AUTHOR_EMAIL=$semail GIT_AUTHOR_DATE=$date \
 			git -C "$WT" commit-tree "$c^{tree}" -p "$parent" -F -)
-		git -C "$WT" notes copy "$c" "$new" 2>/dev/null || true
+		# its note (what goes below the ---), if it has one, or stop
+		if git -C "$WT" notes list "$c" >/dev/null 2>&1; then
+			git -C "$WT" notes copy -f "$c" "$new" >/dev/null ||
+				die "cannot copy the note of $(git -C "$WT" log -1 --format='%h %s' "$c") to the signed commit"
+		fi
 		parent=$new
 	done
 	git -C "$WT" reset -q --hard "$parent"
