@@ -5,9 +5,14 @@ bench/lint-patches.sh; prints PASS/FAIL lines, exits 1 on a failure).
     patch-rules.py PATCHES_DIR PLACEHOLDER_AUTHOR SOURCE_VERSION
 
 Per patch:
-  identity   From: is the placeholder author, and no Signed-off-by (or any
-             other *-by: trailer) or personal address is stored: make series
-             adds the sender's.
+  identity   From: is the placeholder author, and no Signed-off-by (nor
+             Co-developed-by, which needs one) is stored: make series adds
+             the sender's. Other trailers (Reported-by, Reviewed-by,
+             Acked-by, Tested-by, Suggested-by, Cc) may name people; no
+             address appears elsewhere (URLs such as Link: and Closes:,
+             whose Message-IDs look like addresses, excepted), in the
+             Subject: either, and none is a placeholder (.example,
+             .invalid, .test, localhost, .localdomain, no-reply, "seed").
   below ---  test tallies, run logs, how it was tested and machine timings
              are below the --- (the notes), not in the commit message.
   stable     Cc: stable only together with Fixes:; in a fixes-only topic,
@@ -26,6 +31,10 @@ Per topic:
              (Debian linux-source-6.12 SOURCE_VERSION) and says whether the
              patches apply to mainline, with no TODO left; one for an ACPICA
              patch says it goes through ACPICA upstream; no lab words.
+  who        the cover letter stores no identity (as per patch) and every
+             line of patches/<topic>/cc is one real address, no placeholder.
+Run with --selftest, it checks that each rule fails on a copy of a patch
+made to break it, and passes on one with text it must not flag.
 """
 import email.utils
 import os
@@ -57,25 +66,55 @@ def verdict(ok, what, detail=()):
 
 # ---- patterns ----
 I = re.I | re.M
-# how it was tested, tallies, logs, timings: below the ---
+# how it was tested, tallies, logs, timings: below the ---. Counts of
+# results and timings that are measurements, not durations in prose (a
+# chip that needs 10 ms after a reset is a fact of the code).
+DUR = (r'\d+(?:[.,]\d+)?\s*(?:ns|nsecs?|us|usecs?|µs|ms|msecs?|s|secs?|seconds?|mins?|minutes?'
+       r'|h|hrs?|hours?)\b')
+ABOUT = r'(?:about\s+|around\s+|roughly\s+|only\s+|just\s+|under\s+|over\s+|~\s*)?'
+RESULT = r'(?:pass(?:ed|es)?|fail(?:ed|s)?|ok|succeed(?:ed|s)?|green|skipped)'
+CHECKS = r'(?:tests?|checks?|test\s*cases?|cases|subtests?|selftests?|assertions?)'
 TESTED = [
-    (r'^\s*tested\b', 'a "Tested" line'),
-    (r'\btested (in|on|with|under|by)\b', '"tested in/on/with"'),
-    (r'\b\d[\d,]*\s+(tests?\s+)?(passed|failed|passes|failures|skipped)\b', 'a pass/fail count'),
-    (r'\b(passed|failed|skipped)\s*[:=]\s*\d', 'a pass/fail count'),
+    (r'^\s*tested\b(?!-by:)', 'a "Tested" line'),
+    (r'^\s*testing:', 'a "Testing:" line'),
+    (r'\btested (in|on|with|under|by|against|using)\b', '"tested in/on/with"'),
+    (r'\b\d[\d,]*\s+(?:of\s+\d[\d,]*\s+)?(?:passed|failed|passes|failures|skipped|succeeded)\b',
+     'a pass/fail count'),
+    (r'\b\d[\d,]*\s+(?:of\s+\d[\d,]*\s+)?(?:[\w-]+\s+)?' + CHECKS + r'\s+(?:all\s+|still\s+)?' + RESULT + r'\b',
+     'a count of tests and their result'),
+    (r'\b(?:all|every|each)\s+(?:[\w-]+\s+)?' + CHECKS + r'\s+(?:still\s+)?(?:pass(?:ed|es)?|succeed(?:ed|s)?)\b',
+     '"all tests pass"'),
+    (r'\b\d+\s*/\s*\d+\s+(?:[\w-]+\s+)?(?:' + RESULT[3:-1] + r'|' + CHECKS[3:-1] + r')\b',
+     'a tally (N/N)'),
+    (r'\b(?:pass(?:ed)?|fail(?:ed|ures?)?|skip(?:ped)?|totals?)\s*[:=]\s*\d', 'a tally (PASS=, FAIL=)'),
+    (r'^\s*(?:not\s+)?ok\s+\d+\s', 'a KTAP result line'),
     (r'\bmake\s+(check|build|series|lint-patches|stock-check|[a-z]+-(bench|fuzz|tdc))\b',
      'a make target of the test setup'),
     (r'\bran\b[^.]{0,60}\btimes\b', '"ran ... times"'),
-    (r'\b\d[\d,]*\s+(runs|rounds|boots)\b', 'a run count'),
+    (r'\b\d[\d,]*\s+(runs|rounds|boots|iterations)\b', 'a run count'),
     (r'\bmedian of\b', 'a measurement ("median of")'),
     (r'-?\bicount\b', 'a measurement under QEMU -icount'),
-    (r'\bmeasured\b', 'a measurement'),
+    (r'\b(?:i|we)\s+measured\b', 'a measurement'),
+    (r'\bmeasured\b[^.\n]{0,60}?' + DUR, 'a measurement'),
     (r'\bbenchmark', 'a benchmark'),
     (r'\b(in|under|on) QEMU\b|\bQEMU guest\b|\bTCG\b', 'where it was tested (QEMU)'),
     (r'\bwith KASAN\b|\bkmemleak on\b', 'the test kernel\'s debug options'),
     (r'\bW=1 build\b', 'a build log'),
-    (r'\b\d+(\.\d+)?\s*(ms|msecs?|usecs?|seconds?|minutes?)\b', 'a timing'),
     (r'\b\d[\d,]*\s+(guest\s+)?instructions\b', 'an instruction count'),
+    # timings: two compared, a statistic, what a run took or cost
+    (DUR + r'[^.\n]{0,40}?\b(?:instead of|vs\.?|versus|compared (?:to|with)|down from|up from|rather than)\s+'
+     + ABOUT + DUR, 'a timing (compared)'),
+    (r'\bfrom\s+' + ABOUT + DUR + r'\s+(?:down\s+|up\s+)?to\s+' + ABOUT + DUR, 'a timing (from ... to)'),
+    (DUR + r'\s*(?:->|→|=>)\s*' + DUR, 'a timing (compared)'),
+    (r'\b(?:median|mean|average|avg|p\d\d(?:\.\d+)?|stddev|std\.? dev\.?|wall[- ]?clock|elapsed|best of|worst of)\b'
+     r'[^.\n]{0,25}?' + DUR, 'a timing (a statistic)'),
+    (DUR + r'\s*(?:on average|per (?:call|packet|run|iteration|op|operation|loop|round|boot|test|byte|frame|skb)\b'
+     r'|(?:wall|elapsed|cpu|user|sys)\b|median\b|mean\b|average\b|±|\+/-)', 'a timing (a statistic)'),
+    (r'±\s*' + DUR, 'a timing (a statistic)'),
+    (r'\b(?:took|ran in|runs in|run in|completed in|completes in|finished in|finishes in|lasted|costs?)\s+'
+     + ABOUT + DUR, 'a timing (what a run took)'),
+    (r'\b(?:fuzz(?:ed|ing)?|soak(?:ed|ing)?|stress(?:ed|ing)?|ran|run|running|looped|tested)\b[^.\n]{0,30}?\bfor\s+'
+     r'(?:more than\s+|over\s+|about\s+|~\s*)?' + DUR, 'a timing (how long it ran)'),
 ]
 # this lab's words, anywhere in a mail
 LAB = [
@@ -94,9 +133,44 @@ LAB = [
     (r'\b(issue|ticket|task)\s*#?\s*\d+', 'an issue number'),
     (r'(?<![\w&/#])#\d+\b', 'an issue number'),
 ]
-BY = re.compile(r'^[A-Za-z-]+-by:\s', re.M)
+# identity: a sign-off is the sender's, added by make series; a
+# Co-developed-by needs its author's sign-off, so neither is stored
+SOB = re.compile(r'(?im)^\s*(signed-off-by|co-developed-by):.*$')
+# trailers that name someone other than the sender, as netdev expects them
+PEOPLE = re.compile(r'(?i)^\s*([a-z-]+-by|cc):\s')
+# lines whose addresses are Message-IDs or references, not people
+REFS = re.compile(r'(?i)^\s*(link|closes|message-id|in-reply-to|references):')
+URL = re.compile(r'<?\b[a-z][a-z0-9+.-]*://[^\s>]*>?', re.I)
 ADDR = re.compile(r'[\w.+-]+@[\w-]+(\.[\w-]+)+')
 LIST_ADDR = re.compile(r'@(vger\.kernel\.org|lists\.linux\.dev|lists\.infradead\.org)$')
+PLACEHOLDER = re.compile(r'(?i)@(?:[\w-]+\.)*(?:[\w-]+\.(?:example|invalid|test|localhost|localdomain)|localhost'
+                         r'|example\.(?:com|org|net)|(?:users\.)?no-?reply\.[\w.-]+)\b'
+                         r'|\bno-?reply@|(?<![a-z0-9])seed(?![a-z0-9])')
+
+
+def who(text, part):
+    """What text says of people that patches/ must not store: sign-offs,
+    addresses outside the trailers that name people, placeholders."""
+    bad = []
+    for line in text.split('\n'):
+        if SOB.match(line):
+            bad.append('%s: %s' % (part, line.strip()))
+            continue
+        if REFS.match(line):
+            continue
+        people = PEOPLE.match(line)
+        plain = URL.sub(' ', line)
+        placeholder_addr = False
+        for a in ADDR.finditer(plain):
+            addr = a.group(0)
+            if PLACEHOLDER.search('@' + addr.split('@', 1)[1]) or PLACEHOLDER.match(addr):
+                bad.append('%s: placeholder address %s' % (part, addr))
+                placeholder_addr = True
+            elif not people and not LIST_ADDR.search(addr):
+                bad.append('%s: address %s' % (part, addr))
+        if people and not placeholder_addr and PLACEHOLDER.search(line):
+            bad.append('%s: placeholder in %s' % (part, line.strip()))
+    return bad
 
 
 def hits(patterns, text):
@@ -198,11 +272,10 @@ def check_topic(patches, topic, paths):
         bad = []
         if h.get('From') != [placeholder]:
             bad.append('From: %s (want %s)' % (h.get('From'), placeholder))
-        for part, text in (('message', msg), ('notes', notes)):
-            bad += ['%s: %s' % (part, m.group(0).strip()) for m in BY.finditer(text)]
-            bad += ['%s: address %s' % (part, a.group(0)) for a in ADDR.finditer(text)
-                    if not LIST_ADDR.search(a.group(0))]
-        verdict(not bad, '%s: no identity stored (placeholder author, no sign-off or address)' % name, bad)
+        for part, text in (('Subject', ' '.join(h.get('Subject', []))), ('message', msg), ('notes', notes)):
+            bad += who(text, part)
+        verdict(not bad, '%s: no identity stored (placeholder author, no sign-off, no address outside the trailers)'
+                % name, bad)
         # how it was tested: below the ---
         bad = hits(TESTED, msg)
         verdict(not bad, '%s: test tallies, logs and how it was tested only below the ---' % name, bad)
@@ -216,7 +289,8 @@ def check_topic(patches, topic, paths):
             bad.append('no Fixes: in the fixes-only topic %s' % topic)
         verdict(not bad, '%s: Cc: stable only with Fixes:%s' % (name, ', a fix in a fixes topic' if fixes_only else ''), bad)
         # lab words
-        bad = ['message: ' + x for x in hits(LAB, msg)] + ['notes: ' + x for x in hits(LAB, notes)] + \
+        bad = ['Subject: ' + x for x in hits(LAB, ' '.join(h.get('Subject', [])))] + \
+              ['message: ' + x for x in hits(LAB, msg)] + ['notes: ' + x for x in hits(LAB, notes)] + \
               ['added comments or docs: ' + x for x in hits(LAB, added)]
         verdict(not bad, '%s: no lab words in the message, notes and added comments' % name, bad)
         # date
@@ -245,7 +319,22 @@ def check_topic(patches, topic, paths):
         want = 'PATCH net' if fixes_only else 'PATCH net-next'
         verdict(prefix == want, '%s: subject prefix [%s] (networking %s: [%s])'
                 % (topic, prefix, 'fixes' if fixes_only else 'features', want))
+    # who: the cover letter stores no one either; cc holds real addresses
     cl = os.path.join(tdir, 'cover-letter')
+    ccf = os.path.join(tdir, 'cc')
+    bad = who(read(cl), 'cover letter') if os.path.exists(cl) else []
+    if os.path.exists(ccf):
+        for l in read(ccf).split('\n'):
+            if not l.strip():
+                continue
+            m = re.fullmatch(r'\s*(?:(?:"[^"\n]*"|[^<>"@\n]+?)\s+<([^<>\s]+)>|([^<>\s]+))\s*', l)
+            addr = m and (m.group(1) or m.group(2))
+            if not addr or not ADDR.fullmatch(addr):
+                bad.append('cc: not one address: %s' % l)
+            elif PLACEHOLDER.search(l):
+                bad.append('cc: placeholder: %s' % l)
+    if os.path.exists(cl) or os.path.exists(ccf):
+        verdict(not bad, '%s: no identity or placeholder in the cover letter and cc' % topic, bad)
     if os.path.exists(cl):
         text, where = read(cl), 'cover letter'
     elif len(names) == 1:
@@ -270,8 +359,9 @@ now = time.time()
 
 
 def rules_bite():
-    """Each rule fails on a patch made to break it (a copy, in a temporary
-    directory): the checks above are not vacuous."""
+    """Each rule fails on a copy of a patch made to break it, and passes on
+    one with text it must leave alone (a copy, in a temporary directory):
+    the checks above are neither vacuous nor false alarms."""
     import shutil
     import subprocess
     import tempfile
@@ -283,27 +373,74 @@ def rules_bite():
     msg, _, below = rest.partition('\n---\n')
     msg_lines = [l for l in msg.split('\n') if not l.startswith(('Fixes:', 'Cc: stable'))]
     base = '\n'.join(msg_lines).rstrip('\n')
+    # a cover letter that passes every rule, for the cases that add to one
+    letter = ('the subject\n\nBased on Debian linux-source-6.12 %s.\n\n'
+              'Mainline: applies to Linux 7.0.\n' % version)
+    NO_ID, BELOW, WHO = 'no identity stored', 'only below the ---', 'no identity or placeholder in the cover letter'
+    subject = re.compile(r'(?m)^Subject: (.*)$')
+    # (what, rule, must it fail, head, message, extra files of the topic)
     cases = [
-        ('a Signed-off-by stored', 'no identity stored',
-         head, base + '\n\nSigned-off-by: Jane Doe <jane@kernel-dev.org>'),
-        ('a person as the author', 'no identity stored',
-         head.replace('From: ' + placeholder, 'From: Jane Doe <jane@kernel-dev.org>'), base),
-        ('"Tested: 1234 passed, 0 failed" above the ---', 'only below the ---',
-         head, base + '\n\nTested: 1234 passed, 0 failed.'),
-        ('"make check printed ..." above the ---', 'only below the ---',
-         head, base + '\n\nmake check printed no failure.'),
-        ('a timing above the ---', 'only below the ---',
-         head, base + '\n\nAn upload now takes 12 ms instead of 3 seconds.'),
-        ('Cc: stable without Fixes:', 'Cc: stable only with Fixes:',
-         head, base + '\n\nCc: stable@vger.kernel.org'),
-        ('a seed number', 'no lab words', head, base + '\n\nThis is what seed 004 asked for.'),
-        ('lk45', 'no lab words', head, base + '\n\nFound by the lk45 test suite.'),
-        ('an issue number', 'no lab words', head, base + '\n\nSee issue #42.'),
-        ('a date in the future', 'not in the future',
-         re.sub(r'(?m)^Date: .*$', 'Date: Mon, 1 Jan 2103 00:00:00 +0000', head), base),
+        ('a Signed-off-by stored', NO_ID, True, head, base + '\n\nSigned-off-by: Jane Doe <jane@kernel-dev.org>', {}),
+        ('a Co-developed-by stored', NO_ID, True, head, base + '\n\nCo-developed-by: Jane Doe <jane@kernel-dev.org>', {}),
+        ('a person as the author', NO_ID, True,
+         head.replace('From: ' + placeholder, 'From: Jane Doe <jane@kernel-dev.org>'), base, {}),
+        ('an address in the message', NO_ID, True, head, base + '\n\nAsk jane@kernel-dev.org for the datasheet.', {}),
+        ('an address in the Subject:', NO_ID, True,
+         subject.sub(lambda m: 'Subject: ' + m.group(1) + ' for jane@kernel-dev.org', head, 1), base, {}),
+        ('a placeholder address in a Reviewed-by:', NO_ID, True, head,
+         base + '\n\nReviewed-by: Maintainers <maintainers@users.noreply.a-seed-bd98ed15.example>', {}),
+        ('a "seed" name in an Acked-by:', NO_ID, True, head,
+         base + '\n\nAcked-by: Seed maintainers <maintainers@kernel-dev.org>', {}),
+        ('"Tested: 1234 passed, 0 failed" above the ---', BELOW, True, head, base + '\n\nTested: 1234 passed, 0 failed.', {}),
+        ('"make check printed ..." above the ---', BELOW, True, head, base + '\n\nmake check printed no failure.', {}),
+        ('"All 412 checks pass" above the ---', BELOW, True, head, base + '\n\nAll 412 checks pass.', {}),
+        ('"57/57 ok" above the ---', BELOW, True, head, base + '\n\nKUnit: 57/57 ok.', {}),
+        ('"PASS=57 FAIL=0" above the ---', BELOW, True, head, base + '\n\nPASS=57 FAIL=0', {}),
+        ('"ran ... times" above the ---', BELOW, True, head, base + '\n\nThe reproducer ran 1000 times without a splat.', {}),
+        ('a timing above the ---', BELOW, True, head, base + '\n\nAn upload now takes 12 ms instead of 3 seconds.', {}),
+        ('"ran in 1.5 s" above the ---', BELOW, True, head, base + '\n\nThe whole suite ran in 1.5 s.', {}),
+        ('"3 ns on average" above the ---', BELOW, True, head, base + '\n\nEach call costs 3 ns on average.', {}),
+        ('"fuzzed for 2 h" above the ---', BELOW, True, head, base + '\n\nFuzzed for 2 h with no report.', {}),
+        ('Cc: stable without Fixes:', 'Cc: stable only with Fixes:', True, head, base + '\n\nCc: stable@vger.kernel.org', {}),
+        ('a seed number', 'no lab words', True, head, base + '\n\nThis is what seed 004 asked for.', {}),
+        ('lk45', 'no lab words', True, head, base + '\n\nFound by the lk45 test suite.', {}),
+        ('lk45 in the Subject:', 'no lab words', True,
+         subject.sub(lambda m: 'Subject: ' + m.group(1) + ' (lk45)', head, 1), base, {}),
+        ('an issue number', 'no lab words', True, head, base + '\n\nSee issue #42.', {}),
+        ('a date in the future', 'not in the future', True,
+         re.sub(r'(?m)^Date: .*$', 'Date: Mon, 1 Jan 2103 00:00:00 +0000', head), base, {}),
+        ('a Signed-off-by in the cover letter', WHO, True, head, base,
+         {'cover-letter': letter + '\nSigned-off-by: Jane Doe <jane@kernel-dev.org>\n'}),
+        ('a placeholder address in the cover letter', WHO, True, head, base,
+         {'cover-letter': letter + '\nWrite to maintainers@users.noreply.a-seed-bd98ed15.example.\n'}),
+        ('an .invalid address in cc', WHO, True, head, base, {'cc': 'Jane Doe <jane@mail.invalid>\n'}),
+        ('a seed name in cc', WHO, True, head, base, {'cc': 'Seed maintainers <maintainers@kernel-dev.org>\n'}),
+        ('two addresses on one cc line', WHO, True, head, base,
+         {'cc': 'Jane Doe <jane@kernel-dev.org>, joe@kernel-dev.org\n'}),
+        # what the rules must leave alone
+        ('Reported-by:, Reviewed-by:, Acked-by:, Tested-by: and Cc: trailers', NO_ID, False, head,
+         base + '\n\nReported-by: Jane Doe <jane@kernel-dev.org>\nReviewed-by: Joe Bloggs <joe@kernel-dev.org>\n'
+         'Acked-by: Jane Doe <jane@kernel-dev.org>\nTested-by: Joe Bloggs <joe@kernel-dev.org>\n'
+         'Cc: Jane Doe <jane@kernel-dev.org>', {}),
+        ('a Tested-by: trailer', BELOW, False, head, base + '\n\nTested-by: Joe Bloggs <joe@kernel-dev.org>', {}),
+        ('Message-IDs in Link: and Closes: URLs', NO_ID, False, head,
+         base + '\n\nLink: https://lore.kernel.org/r/20240101120000.1234-1-jane@kernel-dev.org\n'
+         'Closes: https://lore.kernel.org/netdev/CAHk-abc123@mail.gmail.com/', {}),
+        ('"needs 10 ms after reset"', BELOW, False, head,
+         base + '\n\nThe chip needs 10 ms after reset before it reads the ring.', {}),
+        ('"measured from csum_start"', BELOW, False, head, base + '\n\nThe offset is measured from csum_start.', {}),
+        ('"takes 10 ms to reset" and "a 1.5 s timeout"', BELOW, False, head,
+         base + '\n\nThe chip takes 10 ms to reset; a 1.5 s timeout covers it.', {}),
+        ('"called 2 times per packet", "both checks fail closed"', BELOW, False, head,
+         base + '\n\nThe helper is called 2 times per packet, and both checks fail closed.', {}),
+        ('a cover letter with a Link: and the word seed', WHO, False, head, base,
+         {'cover-letter': letter + '\nThe checksum seed stays.\n'
+          'Link: https://lore.kernel.org/r/20240101120000.1234-1-jane@kernel-dev.org\n'}),
+        ('a cc of real addresses', WHO, False, head, base,
+         {'cc': 'linux-fsdevel@vger.kernel.org\nJane Doe <jane@kernel-dev.org>\n"Doe, Joe" <joe@kernel-dev.org>\n'}),
     ]
     saved = results
-    for what, rule, h, m in cases:
+    for what, rule, must_fail, h, m, extra in cases:
         tmp = tempfile.mkdtemp()
         try:
             os.makedirs(os.path.join(tmp, topic))
@@ -311,14 +448,29 @@ def rules_bite():
                 f.write('%s %s\n' % (topic, ' '.join(paths)))
             with open(os.path.join(tmp, topic, name), 'w', encoding='utf-8', errors='surrogateescape') as f:
                 f.write(h + '\n\n' + m + '\n---\n' + below)
+            for fname, text in extra.items():
+                with open(os.path.join(tmp, topic, fname), 'w', encoding='utf-8') as f:
+                    f.write(text)
             results = []
-            out = subprocess.run([sys.executable, __file__, tmp, placeholder, version],
-                                 capture_output=True, text=True).stdout
+            run = subprocess.run([sys.executable, __file__, tmp, placeholder, version],
+                                 capture_output=True, text=True)
         finally:
             shutil.rmtree(tmp)
-        caught = any(l.startswith('FAIL ') and rule in l for l in out.split('\n'))
+        out = run.stdout.split('\n')
         results = saved
-        verdict(caught, 'the rules catch %s (FAIL "%s")' % (what, rule))
+        # a crash is no verdict either way
+        if run.returncode not in (0, 1) or 'Traceback' in run.stderr:
+            verdict(False, 'the rules run on a patch with %s (rc %d)' % (what, run.returncode),
+                    run.stderr.strip().split('\n')[-3:])
+            continue
+        failed = [l for l in out if l.startswith('FAIL ') and rule in l]
+        ran = [l for l in out if rule in l]
+        if must_fail:
+            verdict(bool(failed), 'the rules catch %s (FAIL "%s")' % (what, rule))
+        else:
+            verdict(bool(ran) and not failed, 'the rules leave alone %s (PASS "%s")' % (what, rule),
+                    failed + [x for l in failed for x in out[out.index(l) + 1:out.index(l) + 3]
+                              if x.startswith('    ')])
 
 
 if selftest:
