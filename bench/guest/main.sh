@@ -74,7 +74,8 @@ run_one() {
 	mkdir -p "/results/tests/$group"
 	console "bench: running $group/$name"
 	start=$(date +%s)
-	(cd /tmp && timeout -k 5 "$timeout_s" "$@") \
+	rm -f "/results/tests/$group/$name.times"
+	(cd /tmp && TAP_TIMES=/results/tests/$group/$name.times timeout -k 5 "$timeout_s" "$@") \
 		>"/results/tests/$group/$name.tap" 2>"/results/tests/$group/$name.err"
 	rc=$?
 	echo "$rc $(($(date +%s) - start)) $timeout_s" >"/results/tests/$group/$name.rc"

@@ -18,6 +18,7 @@ static inline void tap_result(int pass, const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+	fflush(stdout);	/* a shell reading it times each result */
 	if (!pass)
 		tap_failed = 1;
 }

@@ -3,9 +3,12 @@
 _tap_n=0
 _tap_failed=0
 
-ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
-not_ok() { _tap_n=$((_tap_n + 1)); _tap_failed=1; echo "not ok $_tap_n - $*"; }
-skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }
+# TAP_TIMES (set by the bench): a file that gets "SECONDS N" per result,
+# the test's own elapsed time, for finding where a slow test spends it.
+_tap_time() { [ -z "${TAP_TIMES:-}" ] || echo "$SECONDS $_tap_n" >>"$TAP_TIMES"; }
+ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; _tap_time; }
+not_ok() { _tap_n=$((_tap_n + 1)); _tap_failed=1; echo "not ok $_tap_n - $*"; _tap_time; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; _tap_time; }
 diag() { echo "# $*"; }
 
 # is GOT WANT DESCRIPTION: exact comparison, both values shown on failure.
