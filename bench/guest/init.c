@@ -41,9 +41,15 @@ static int do_mount(const char *src, const char *dst, const char *type,
 	return -1;
 }
 
+/* The read-only trees do not change during a boot, so the guest may cache
+ * them: with cache=none every exec of tc or ip read the binary and its
+ * libraries over 9p again. The results are written and read back by the
+ * host, so they are not cached.
+ */
 static int mount_9p(const char *tag, const char *dst, unsigned long flags)
 {
-	return do_mount(tag, dst, "9p", flags,
+	return do_mount(tag, dst, "9p", flags, flags & MS_RDONLY ?
+			"trans=virtio,version=9p2000.L,msize=262144,cache=loose" :
 			"trans=virtio,version=9p2000.L,msize=262144,cache=none");
 }
 
