@@ -5,7 +5,11 @@ _tap_failed=0
 
 # TAP_TIMES (set by the bench): a file that gets "SECONDS N" per result,
 # the test's own elapsed time, for finding where a slow test spends it.
-_tap_time() { [ -z "${TAP_TIMES:-}" ] || echo "$SECONDS $_tap_n" >>"$TAP_TIMES"; }
+# Taken from the environment and unset, so that a nested test does not
+# write into it.
+_tap_times=${TAP_TIMES:-}
+unset TAP_TIMES
+_tap_time() { [ -z "$_tap_times" ] || echo "$SECONDS $_tap_n" >>"$_tap_times" || :; }
 ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; _tap_time; }
 not_ok() { _tap_n=$((_tap_n + 1)); _tap_failed=1; echo "not ok $_tap_n - $*"; _tap_time; }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; _tap_time; }
