@@ -3,7 +3,8 @@
 # Churn: clsact and two filters added and deleted CYCLES times while flood
 # pings cross the device both ways; then namespaces and devices torn down
 # with filters attached, and the module unloaded after all of the clsact
-# tests (this file runs last of them).
+# tests (this file runs last of them). 2,000 cycles: a leaked key or qdisc
+# shows after one; races between writers are test_clsact_attack_keys's.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
 CYCLES=${CLSACT_CHURN_CYCLES:-2000}
