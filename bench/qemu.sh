@@ -36,7 +36,8 @@ common=(
 	-netdev hubport,id=hp0,hubid=0 -device rtl8139,netdev=hp0,mac=52:54:00:12:81:39
 	-netdev hubport,id=hp1,hubid=0 -device e1000,netdev=hp1,mac=52:54:00:10:00:01
 )
-cmdline="console=ttyS0 panic=-1 kasan.fault=report kasan_multi_shot loglevel=7"
+# A 4 MiB log: tests count lines in dmesg across a whole boot (REPEAT too).
+cmdline="console=ttyS0 panic=-1 kasan.fault=report kasan_multi_shot loglevel=7 log_buf_len=4M"
 cmdline+=" net.ifnames=0 bench.mode=$mode"
 # Built-in KUnit suites run at every boot; only check runs want them.
 [ "$mode" = check ] || cmdline+=" kunit.enable=0"
