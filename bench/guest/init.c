@@ -48,9 +48,10 @@ static int do_mount(const char *src, const char *dst, const char *type,
  */
 static int mount_9p(const char *tag, const char *dst, unsigned long flags)
 {
+#define OPTS_9P "trans=virtio,version=9p2000.L,msize=262144"
 	return do_mount(tag, dst, "9p", flags, flags & MS_RDONLY ?
-			"trans=virtio,version=9p2000.L,msize=262144,cache=loose" :
-			"trans=virtio,version=9p2000.L,msize=262144,cache=none");
+			OPTS_9P ",cache=loose" : OPTS_9P ",cache=none");
+#undef OPTS_9P
 }
 
 #ifndef MODULE_INIT_COMPRESSED_FILE
