@@ -18,6 +18,20 @@ esac
 
 B=$REPO/bench
 
+# One target at a time per cache: two would rebuild the tree and restage
+# under each other's running guest. Nested runs (selftest's make check,
+# lint-patches' make series) inherit the lock.
+if [ -z "${BENCH_CACHE_LOCKED:-}" ]; then
+	mkdir -p "$BENCH_CACHE" 2>/dev/null ||
+		die "cannot create cache directory $BENCH_CACHE (set BENCH_CACHE)"
+	exec 9>>"$BENCH_CACHE/.lock"
+	if ! flock -n 9; then
+		log "another bench target uses $BENCH_CACHE (fuser $BENCH_CACHE/.lock); waiting for it"
+		flock 9
+	fi
+	export BENCH_CACHE_LOCKED=1
+fi
+
 prepare() {
 	ensure_cache_dir
 	"$B/deps.sh"
