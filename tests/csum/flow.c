@@ -4,12 +4,17 @@
  * with a deliberately wrong UDP checksum.
  *
  *   flow recv FAMILY tcp|udp PORT COUNT OUTFILE
- *   flow send FAMILY tcp|udp ADDR PORT COUNT [ipopts|dstopts]
+ *   flow send FAMILY tcp|udp ADDR PORT COUNT [OPTION]
  *   flow badudp IFNAME DSTMAC SRC DST PORT
  *
  * A flow is COUNT chunks of 1000 bytes whose every byte is a function of its
  * position, so the receiver checks the content exactly; it writes
  * "<chunks> <bytes> <bad bytes>" to OUTFILE (OUTFILE.ready once listening).
+ *
+ * OPTION sets IP_OPTIONS: ipopts (NOPs), ts (timestamps), rr (record
+ * route), lsrr:HOP or ssrr:HOP (a loose or strict source route through HOP
+ * to ADDR, so that the IPv4 header's destination is HOP, not ADDR); or
+ * IPV6_DSTOPTS: dstopts.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,9 +42,13 @@ static void die(const char *what)
 	exit(2);
 }
 
+/* FLOW_WAIT: seconds a socket waits for its peer (30 by default), shorter
+ * where a test expects a flow to be lost
+ */
 static int make_socket(int family, int type)
 {
-	struct timeval tv = { .tv_sec = 30 };
+	const char *wait = getenv("FLOW_WAIT");
+	struct timeval tv = { .tv_sec = wait ? atoi(wait) : 30 };
 	int fd = socket(family, type, 0);
 
 	if (fd < 0)
@@ -138,22 +147,63 @@ static int do_recv(int family, int tcp, int port, long count, const char *out)
 	return 0;
 }
 
+/* the IP_OPTIONS bytes for OPT (see the top), padded to 4 bytes */
+static size_t ip_options(const char *opt, unsigned char *o)
+{
+	static const unsigned char nops[] = { 1, 1, 1, 0 };	/* NOP x3, EOL */
+	int strict = !strncmp(opt, "ssrr:", 5);
+
+	if (!strcmp(opt, "ipopts")) {
+		memcpy(o, nops, sizeof(nops));
+		return sizeof(nops);
+	}
+	if (!strcmp(opt, "ts") || !strcmp(opt, "rr")) {
+		/* two slots; the sender fills the first on the way out */
+		int ts = opt[0] == 't';
+
+		memset(o, 0, 12);
+		o[0] = ts ? 68 : 7;
+		o[1] = ts ? 12 : 11;
+		o[2] = ts ? 5 : 4;
+		return 12;
+	}
+	if (strict || !strncmp(opt, "lsrr:", 5)) {
+		/* NOP, then the route; the kernel moves HOP into the header's
+		 * destination and puts ADDR at the route's end
+		 */
+		o[0] = 1;
+		o[1] = strict ? 137 : 131;
+		o[2] = 7;
+		o[3] = 4;
+		if (inet_pton(AF_INET, opt + 5, o + 4) != 1)
+			die("source route hop");
+		return 8;
+	}
+	return 0;
+}
+
 static int do_send(int family, int tcp, const char *host, int port, long count,
 		   const char *opt)
 {
-	static const unsigned char ipopts[] = { 1, 1, 1, 0 };	/* NOP x3, EOL */
 	static const unsigned char dstopts[] = { 0, 0, 1, 4, 0, 0, 0, 0 };
-	unsigned char buf[4 + CHUNK];
+	unsigned char buf[4 + CHUNK], ipopts[40];
 	struct sockaddr_storage ss;
 	socklen_t len = make_addr(family, host, port, &ss);
 	int fd = make_socket(family, tcp ? SOCK_STREAM : SOCK_DGRAM);
+	size_t n;
 
-	if (opt && !strcmp(opt, "ipopts") &&
-	    setsockopt(fd, IPPROTO_IP, IP_OPTIONS, ipopts, sizeof(ipopts)))
-		die("IP_OPTIONS");
-	if (opt && !strcmp(opt, "dstopts") &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_DSTOPTS, dstopts, sizeof(dstopts)))
-		die("IPV6_DSTOPTS");
+	if (opt && !strcmp(opt, "dstopts")) {
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_DSTOPTS, dstopts, sizeof(dstopts)))
+			die("IPV6_DSTOPTS");
+	} else if (opt) {
+		n = ip_options(opt, ipopts);
+		if (!n) {
+			fprintf(stderr, "unknown option %s\n", opt);
+			exit(2);
+		}
+		if (setsockopt(fd, IPPROTO_IP, IP_OPTIONS, ipopts, n))
+			die("IP_OPTIONS");
+	}
 	if (connect(fd, (struct sockaddr *)&ss, len))
 		die("connect");
 	for (long c = 0; c < count; c++) {

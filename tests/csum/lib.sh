@@ -173,3 +173,32 @@ flow() {
 	[ "$got" = "$count $((count * 1000)) 0" ] && FLOW_OK=1
 	[ $FLOW_OK = 1 ] || { diag "$name: got '$got' (chunks bytes bad), want '$count $((count * 1000)) 0'"; sed 's/^/# /' /tmp/flow.err; }
 }
+
+# check_flow NAME PATH(offload|sw|stack) FAMILY PROTO ADDR [send option]: one
+# flow (see flow()) that must arrive intact and take PATH through the port
+check_flow() {
+	local name=$1 path=$2
+	shift 2
+	flow "$name" "$@"
+	[ $FLOW_OK = 1 ] && ok "$name: every byte arrives" || not_ok "$name: every byte arrives"
+	case "$path" in
+	offload)
+		[ "$STRAYS" = 0 ] && [ "$OFFLOAD_DELTA" -gt 0 ] && [ "$SW_DELTA" = 0 ] &&
+			ok "$name: offloaded to the chip (tx-needs-csum +$OFFLOAD_DELTA, tx_csum_sw +$SW_DELTA)" ||
+			not_ok "$name: offloaded to the chip (tx-needs-csum +$OFFLOAD_DELTA, tx_csum_sw +$SW_DELTA)"
+		;;
+	sw)
+		[ "$STRAYS" = 0 ] && [ "$SW_DELTA" -gt 0 ] && [ "$OFFLOAD_DELTA" = 0 ] &&
+			ok "$name: checksummed in software by the driver (tx_csum_sw +$SW_DELTA, tx-needs-csum +$OFFLOAD_DELTA)" ||
+			not_ok "$name: checksummed in software by the driver (tx_csum_sw +$SW_DELTA, tx-needs-csum +$OFFLOAD_DELTA)"
+		;;
+	stack)
+		# UDPv6 with extension headers is checksummed by the stack itself
+		# (__ip6_append_data asks for CHECKSUM_PARTIAL only without them)
+		[ "$STRAYS" = 0 ] && [ "$SW_DELTA" = 0 ] && [ "$OFFLOAD_DELTA" = 0 ] &&
+			ok "$name: checksummed by the stack before the driver (tx_csum_sw +0, tx-needs-csum +0)" ||
+			not_ok "$name: checksummed by the stack before the driver (tx_csum_sw +$SW_DELTA, tx-needs-csum +$OFFLOAD_DELTA)"
+		;;
+	esac
+	echo "# path $name: offload +$OFFLOAD_DELTA sw +$SW_DELTA" >&2
+}

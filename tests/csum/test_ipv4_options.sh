@@ -1,0 +1,128 @@
+#!/bin/bash
+# bench-timeout: 600
+# IPv4 headers with options (IP_OPTIONS) through 8139cp, TCP and UDP, with
+# and without a VLAN tag. The chip sums a pseudo-header of its own, from the
+# addresses in the IPv4 header. With a loose or strict source route (LSRR,
+# SSRR) the header's destination is the first hop, while TCP's checksum
+# covers the final destination: the seed in the checksum field tells, so
+# such frames are checksummed in software and arrive intact. Options that
+# leave the addresses alone (timestamps, record route, NOPs) stay with the
+# chip. 6.12's own driver runs the same flows in the same boot.
+#
+# UDP is different: the stack itself seeds a source-routed datagram's
+# checksum with the first hop (udp_sendmsg() sums over the flow's address),
+# so the chip's result is the stack's own, and such a datagram fares
+# exactly as when the stack checksums it in software (tx off), which this
+# test measures in the same boot and compares.
+#
+# rx owns SUBNET.2 and SUBNET.3: a flow to .3 source-routed through .2 leaves
+# with .2 in the header, and rx's stack (accept_source_route) delivers it to
+# .3 and verifies its checksum against .3.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+
+export FLOW_WAIT=5	# a lost flow gives up after 5 s, not 30
+
+restore_driver() {
+	teardown_topology
+	modprobe -r 8139cp_pristine 2>/dev/null
+	lsmod | grep -q '^8139cp ' || modprobe 8139cp
+}
+trap restore_driver EXIT
+
+# source_routing SUBNET RXDEV TXDEV: rx takes SUBNET.3 on RXDEV as well and
+# accepts source routes there; TXDEV knows .3's address for good
+source_routing() {
+	ip -n rx addr add "$1.3/24" dev "$2"
+	ip netns exec rx sysctl -qw net.ipv4.conf.all.accept_source_route=1 \
+		"net.ipv4.conf.${2//./\/}.accept_source_route=1"
+	ip neigh replace "$1.3" lladdr "$(ip -n rx -br link show "$2" | awk '{print $3}')" \
+		dev "$3" nud permanent
+}
+
+setup_both() {
+	setup_topology
+	source_routing 198.18.81 "$RX" "$TX"
+	add_vlan 100 198.18.100
+	source_routing 198.18.100 rx.100 tx.100
+}
+
+# CASES: "PROTO SUBNET OPTION" — every option untagged, two over VLAN 100
+# with the tag inserted by the chip (an in-band tag is software's anyway)
+CASES=()
+for proto in tcp udp; do
+	for opt in ipopts ts rr lsrr ssrr; do CASES+=("$proto 198.18.81 $opt"); done
+	for opt in ts lsrr; do CASES+=("$proto 198.18.100 $opt"); done
+done
+
+# case_args PROTO SUBNET OPTION: sets NAME and ARGS (flow's arguments)
+case_args() {
+	local where=
+	[ "$2" = 198.18.100 ] && where=" over VLAN 100"
+	NAME="${1^^}/IPv4 with $3$where"
+	case $3 in
+	lsrr | ssrr) ARGS="4 $1 $2.3 $3:$2.2" ;;
+	*) ARGS="4 $1 $2.2 $3" ;;
+	esac
+}
+
+setup_both
+tcp0=$(rx_stat TcpInCsumErrors)
+for c in "${CASES[@]}"; do
+	# shellcheck disable=SC2086
+	set -- $c
+	case_args "$@"
+	case "$1 $3" in
+	"tcp lsrr" | "tcp ssrr")
+		# shellcheck disable=SC2086
+		check_flow "$NAME" sw $ARGS
+		;;
+	"udp lsrr" | "udp ssrr")
+		# what the stack's own software checksum gets, then the driver
+		ethtool -K "$TX" tx off >/dev/null
+		# shellcheck disable=SC2086
+		FLOW_COUNT=8 flow "$NAME (tx off)" $ARGS 2>/dev/null
+		stack_ok=$FLOW_OK
+		ethtool -K "$TX" tx on >/dev/null
+		u0=$(rx_stat UdpInCsumErrors)
+		# shellcheck disable=SC2086
+		FLOW_COUNT=8 flow "$NAME" $ARGS
+		is "$FLOW_OK" "$stack_ok" "$NAME: arrives exactly as when the stack checksums it in software (tx off)"
+		diag "$NAME: $([ "$FLOW_OK" = 1 ] && echo intact || echo "lost, receiver UdpInCsumErrors +$(($(rx_stat UdpInCsumErrors) - u0))")"
+		[ "$STRAYS" = 0 ] && [ "$OFFLOAD_DELTA" -gt 0 ] && [ "$SW_DELTA" = 0 ] &&
+			ok "$NAME: offloaded to the chip, whose pseudo-header is the stack's (tx-needs-csum +$OFFLOAD_DELTA, tx_csum_sw +$SW_DELTA)" ||
+			not_ok "$NAME: offloaded to the chip, whose pseudo-header is the stack's (tx-needs-csum +$OFFLOAD_DELTA, tx_csum_sw +$SW_DELTA)"
+		;;
+	*)
+		# shellcheck disable=SC2086
+		check_flow "$NAME" offload $ARGS
+		;;
+	esac
+done
+is "$(($(rx_stat TcpInCsumErrors) - tcp0))" 0 "receiver: no TCP checksum error"
+is "$(cat "/sys/class/net/$TX/statistics/tx_dropped")" 0 "no packet dropped (tx_dropped)"
+teardown_topology
+
+# 6.12's driver offloads all of these to the chip (NETIF_F_IP_CSUM)
+modprobe -r 8139cp
+CP_MODULE=8139cp_pristine setup_both
+tcp0=$(rx_stat TcpInCsumErrors)
+declare -A PRISTINE
+for c in "${CASES[@]}"; do
+	# shellcheck disable=SC2086
+	set -- $c
+	case_args "$@"
+	# shellcheck disable=SC2086
+	FLOW_COUNT=8 flow "$NAME" $ARGS 2>/dev/null
+	PRISTINE[$NAME]=$FLOW_OK
+	diag "6.12's driver, $NAME: $([ "$FLOW_OK" = 1 ] && echo intact || echo LOST)"
+done
+tcp_errs=$(($(rx_stat TcpInCsumErrors) - tcp0))
+diag "6.12's driver: receiver TcpInCsumErrors +$tcp_errs"
+is "${PRISTINE["TCP/IPv4 with lsrr"]}${PRISTINE["TCP/IPv4 with ssrr"]}${PRISTINE["TCP/IPv4 with lsrr over VLAN 100"]}" 000 \
+	"6.12's driver: TCP with a source route does not arrive (the chip's checksum covers the first hop)"
+[ "$tcp_errs" -gt 0 ] && ok "6.12's driver: ... and the receiver counts TCP checksum errors (+$tcp_errs)" ||
+	not_ok "6.12's driver: ... and the receiver counts TCP checksum errors (+$tcp_errs)"
+is "${PRISTINE["TCP/IPv4 with ts"]}${PRISTINE["TCP/IPv4 with rr"]}${PRISTINE["UDP/IPv4 with ts"]}" 111 \
+	"6.12's driver: TCP and UDP with timestamps or record route arrive (options the chip handles)"
+done_testing
