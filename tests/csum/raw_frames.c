@@ -607,8 +607,8 @@ static bool path_ok(const struct fspec *c, const struct counters *d, int nseg)
 	switch (c->path) {
 	case P_OFFLOAD:
 		return d->needs == 1 && d->none == 0 && d->sw == 0;
-	case P_TSO:
-		return d->needs == 1 && d->none == 0 && d->sw == 0;
+	case P_TSO:	/* tx-needs-csum counts packets on the wire: segments */
+		return d->needs == nseg && d->none == 0 && d->sw == 0;
 	case P_SW:
 		return d->needs == 0 && d->none == 1 && d->sw == 1;
 	case P_CORE_GSO:
