@@ -63,16 +63,17 @@ build_kernel() {
 }
 
 # build_pristine NAME WHERE FILE...: 6.12's own code for a module, taken from
-# the pristine commit and built as NAME.ko, the "before" that tests and
-# benchmarks compare ours with. WHERE is extra (installed for modprobe) or
-# stage (copied to /bench/pristine, for insmod only: it exports the same
-# symbols as ours, and depmod must not resolve anything to it).
+# the pristine commit (or the tree's commit REV) and built as NAME.ko, the
+# "before" that tests and benchmarks compare ours with. WHERE is extra
+# (installed for modprobe) or stage (copied to /bench/pristine, for insmod
+# only: it exports the same symbols as ours, and depmod must not resolve
+# anything to it).
 build_pristine() {
-	local name=$1 where=$2 dir=$MODOUT/pristine/$1 f objs=
+	local name=$1 where=$2 dir=$MODOUT/pristine/$1 f objs= rev=${REV:-pristine}
 	shift 2
 	mkdir -p "$dir"
 	for f in "$@"; do
-		git -C "$TREE" show "pristine:$f" >"$dir/${f##*/}.new"
+		git -C "$TREE" show "$rev:$f" >"$dir/${f##*/}.new"
 		cmp -s "$dir/${f##*/}.new" "$dir/${f##*/}" || mv "$dir/${f##*/}.new" "$dir/${f##*/}"
 		rm -f "$dir/${f##*/}.new"
 		case $f in *.c) f=${f##*/}; objs+=" ${f%.c}.o" ;; esac
@@ -119,6 +120,13 @@ build_modules() {
 	done
 	# 8139cp advertising NETIF_F_IP_CSUM only, for seed 004's row.
 	build_pristine 8139cp_pristine extra drivers/net/ethernet/realtek/8139cp.c
+	# 6.12's driver with the net fix alone (the first topic's last commit),
+	# so that the fix for stable is tested on its own.
+	local netfix
+	netfix=$(git -C "$TREE" rev-list --reverse pristine..HEAD |
+		sed -n "$(topic_patches net-fixes | wc -l)p")
+	[ -n "$netfix" ] || die "no net-fixes commit in $TREE"
+	REV=$netfix build_pristine 8139cp_netfix extra drivers/net/ethernet/realtek/8139cp.c
 	# configfs with the quadratic binary attribute writes, for the benchmark.
 	build_pristine configfs_pristine stage fs/configfs/configfs_internal.h \
 		fs/configfs/inode.c fs/configfs/file.c fs/configfs/dir.c \

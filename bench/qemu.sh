@@ -90,7 +90,9 @@ if [ "$mode" = shell ]; then
 fi
 
 rc=0
-timeout -k 5 "$HARD_TIMEOUT" qemu-system-x86_64 "${accel_args[@]}" "${common[@]}" \
+# --foreground: an interrupt of make reaches QEMU too, and no guest is left
+# holding the cache lock
+timeout --foreground -k 5 "$HARD_TIMEOUT" qemu-system-x86_64 "${accel_args[@]}" "${common[@]}" \
 	-serial "file:$run/console.log" -monitor none -append "$cmdline" \
 	</dev/null >"$run/qemu.log" 2>&1 || rc=$?
 echo "$rc" >"$run/qemu.rc"

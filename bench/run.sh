@@ -21,6 +21,8 @@ B=$REPO/bench
 # One target at a time per cache: two would rebuild the tree and restage
 # under each other's running guest. Nested runs (selftest's make check,
 # lint-patches' make series) inherit the lock.
+# make series checks the sender before it waits for anyone.
+[ "${1:-}" != series ] || sender_identity >/dev/null
 if [ -z "${BENCH_CACHE_LOCKED:-}" ]; then
 	mkdir -p "$BENCH_CACHE" 2>/dev/null ||
 		die "cannot create cache directory $BENCH_CACHE (set BENCH_CACHE)"

@@ -344,6 +344,22 @@ static int stray_drain(void)
 	return n;
 }
 
+/* Wait for an RCU grace period: rebinding a running packet socket to
+ * another protocol unhooks it with synchronize_net().
+ */
+static void stray_barrier(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_LOOPBACK) };
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+
+	if (fd < 0)
+		return;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		perror("# stray_barrier: bind");
+	close(fd);
+}
+
 /* After a window that was not quiet, wait for 300 ms without a frame of
  * another (at most 10 s); otherwise only forget what came between windows.
  */
@@ -357,11 +373,14 @@ static void stray_quiesce(void)
 	stray_drain();
 	while (stray_seen && rounds++ < 33 && poll(&p, 1, 300) > 0)
 		stray_drain();
-	/* 20 ms without a frame, so that none tapped before the window is
-	 * counted by the driver inside it
+	/* 20 ms without a frame, then a grace period: a frame is tapped and
+	 * counted by the driver in one RCU-BH section, so after it every frame
+	 * tapped so far is counted, and none is counted inside the window
 	 */
 	for (rounds = 0; rounds < 50 && poll(&p, 1, 20) > 0; rounds++)
 		stray_drain();
+	stray_barrier();
+	stray_drain();
 	stray_seen = false;
 }
 
