@@ -30,6 +30,8 @@ extract() {
 # Each patch's notes (what it says below its "---") live as git notes of
 # its commit; amend and rebase in the tree carry them along.
 notes_config() {
+	# no background gc: it would outlive the target and hold its cache lock
+	g config gc.auto 0
 	g config notes.rewriteRef refs/notes/commits
 	g config notes.rewrite.amend true
 	g config notes.rewrite.rebase true
