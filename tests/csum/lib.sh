@@ -40,10 +40,10 @@ setup_topology() {
 	local i
 	# a test killed at its timeout may have left rx behind; deleting it
 	# hands the e1000 back to this namespace, asynchronously
-	if ip netns list | grep -qw rx; then
-		ip netns del rx
-		for i in $(seq 100); do iface_by_driver e1000 >/dev/null && break; sleep 0.1; done
-	fi
+	ip netns list | grep -qw rx && ip netns del rx
+	# the e1000 comes back from a deleted rx asynchronously, also after
+	# teardown_topology: wait for it every time
+	for i in $(seq 100); do iface_by_driver e1000 >/dev/null && break; sleep 0.1; done
 	# 8139cp is a module here, so that 6.12's own can stand in for ours
 	lsmod | grep -q '^8139cp' || modprobe "${CP_MODULE:-8139cp}"
 	for i in $(seq 100); do iface_by_driver 8139cp >/dev/null && break; sleep 0.1; done
@@ -147,8 +147,9 @@ watch_stop() {
 	}
 }
 
-# flow NAME FAMILY PROTO ADDR [ipopts|dstopts]: one flow from the default
-# namespace to rx; sets FLOW_OK, OFFLOAD_DELTA and SW_DELTA. A window in
+# flow NAME FAMILY PROTO ADDR [OPTION]: one flow from the default
+# namespace to rx (OPTION: see flow.c); sets FLOW_OK, OFFLOAD_DELTA,
+# SW_DELTA and FLOW_TRIES. A window in
 # which frames of others left the port is measured again (at most 4 tries;
 # then STRAYS stays non-zero and the deltas are not the flow's).
 flow() {
@@ -172,6 +173,7 @@ flow() {
 		OFFLOAD_DELTA=$(($(tx_counter tx_csum_offload) - o0))
 		SW_DELTA=$(($(tx_counter tx_csum_sw) - s0))
 		watch_stop
+		FLOW_TRIES=$try
 		[ "$STRAYS" = 0 ] && break
 		diag "$name: $STRAYS frames of others left the port in the window (try $try; $STRAY_WHAT)"
 		quiet=quiet
