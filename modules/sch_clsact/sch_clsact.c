@@ -223,17 +223,26 @@ static unsigned int nr_dirs(const struct Qdisc *sch)
 static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
 {
 	struct clsact_hook *h = priv;
+#ifdef HAVE_MINI_QDISC_PAIR_ATTACH
+	/* The core publishes only once the qdisc is grafted (clsact_attach())
+	 * and withdraws only this qdisc's own mini_Qdisc.
+	 */
+	mini_qdisc_pair_swap(&h->miniqp, tp_head);
+#else
 	struct mini_Qdisc *cur;
 
 	/*
 	 * The hook's pointer is the device's, not this qdisc's: a qdisc
 	 * replacing this one binds its blocks, and so publishes its own
 	 * mini_Qdisc if they hold filters, before this one is destroyed.
-	 * Withdraw only our own.
+	 * Withdraw only our own. A replace that fails after binding still
+	 * withdraws the pointer of the qdisc that stays: only the core can
+	 * mend that.
 	 */
 	cur = rcu_dereference_protected(*h->miniqp.p_miniq, 1);
 	if (tp_head || !cur || cur == &h->miniqp.miniq1 || cur == &h->miniqp.miniq2)
 		mini_qdisc_pair_swap(&h->miniqp, tp_head);
+#endif
 	if (tp_head)
 		clsact_key_get(h);
 	else
@@ -317,6 +326,21 @@ static int clsact_init(struct Qdisc *sch, struct nlattr *opt,
 	}
 	return 0;
 }
+
+#ifdef HAVE_MINI_QDISC_PAIR_ATTACH
+/* Grafted, the old qdisc gone: publish the hooks' chains. */
+static void clsact_attach(struct Qdisc *sch)
+{
+	struct clsact_sched *q = qdisc_priv(sch);
+	unsigned int dir;
+
+	for (dir = 0; dir < nr_dirs(sch); dir++)
+		mini_qdisc_pair_attach(&q->hook[dir].miniqp);
+}
+#define CLSACT_ATTACH	clsact_attach
+#else
+#define CLSACT_ATTACH	NULL
+#endif
 
 static void clsact_destroy(struct Qdisc *sch)
 {
@@ -458,6 +482,7 @@ static struct Qdisc_ops ingress_ops __read_mostly = {
 	.static_flags		= TCQ_F_INGRESS | TCQ_F_CPUSTATS,
 	.init			= clsact_init,
 	.destroy		= clsact_destroy,
+	.attach			= CLSACT_ATTACH,
 	.dump			= clsact_dump,
 	.ingress_block_set	= ingress_block_set,
 	.ingress_block_get	= ingress_block_get,
@@ -471,6 +496,7 @@ static struct Qdisc_ops clsact_ops __read_mostly = {
 	.static_flags		= TCQ_F_INGRESS | TCQ_F_CPUSTATS,
 	.init			= clsact_init,
 	.destroy		= clsact_destroy,
+	.attach			= CLSACT_ATTACH,
 	.dump			= clsact_dump,
 	.ingress_block_set	= ingress_block_set,
 	.egress_block_set	= egress_block_set,
