@@ -225,6 +225,9 @@ build_tests() {
 			die "cannot compile the kselftest helper $b"
 	done
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
+	# the package's DKMS file: which kernels it builds for
+	mkdir -p "$STAGE/packaging"
+	cp "$REPO/packaging/sch-clsact-dkms/debian/sch-clsact-dkms.dkms" "$STAGE/packaging/"
 	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
 	rsync -a --delete "$REPO/benchmarks/" "$STAGE/benchmarks/"
 }
