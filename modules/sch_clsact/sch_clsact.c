@@ -216,9 +216,10 @@ static unsigned int nr_dirs(const struct Qdisc *sch)
 }
 
 /* Called with chain 0's new first filter, or NULL when chain 0 empties (or
- * this qdisc leaves a block that has filters). The mini_Qdisc is published
- * before the key turns the hook on, and the key turned off after it is
- * withdrawn; the hook copes with a NULL mini_Qdisc either way.
+ * this qdisc leaves a block that has filters). The key follows chain 0,
+ * whether or not the mini_Qdisc is published yet (a core that publishes
+ * only once the qdisc is grafted does it from clsact_attach()); the hook
+ * copes with a NULL mini_Qdisc either way.
  */
 static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
 {
@@ -335,7 +336,7 @@ static void clsact_attach(struct Qdisc *sch)
 	unsigned int dir;
 
 	for (dir = 0; dir < nr_dirs(sch); dir++)
-		mini_qdisc_pair_attach(&q->hook[dir].miniqp);
+		mini_qdisc_pair_attach(&q->hook[dir].miniqp, q->hook[dir].block);
 }
 #define CLSACT_ATTACH	clsact_attach
 #else

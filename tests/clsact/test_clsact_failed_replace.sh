@@ -142,8 +142,11 @@ for mod in sch_clsact sch_ingress; do
 	survives $who "clsact on block 8, bad estimator" "EINVAL: Failed to generate new estimator" 7
 	check "$who: delete v0's ingress" del_v0
 
-	# A replace that succeeds: the new qdisc's filters run.
+	# A replace that succeeds: the new qdisc's filters run (the old one's
+	# have filters, whose teardown withdraws them).
 	check "$who: clsact on blocks 11 and 12" tc qdisc add dev v0 ingress_block 11 egress_block 12 clsact
+	check "$who: filters on blocks 11 and 12" \
+		bash -c 'tc filter add block 11 matchall action pass && tc filter add block 12 matchall action pass'
 	before=$(blk_pkts 8)
 	is "$($NL -r -H 0:0 -i 8 v0 ingress)" OK "$who: replaced by ingress on block 8"
 	is "$(v0_qdisc)" "ingress 8 -" "$who: v0 has its ingress qdisc on block 8"
