@@ -45,7 +45,8 @@ MV=rmv					# the netns v0 moves to
 T=/tmp/replace-attack
 RUN=$T/run
 HOLD=/run/clsact-rhold
-HOLD_RULE=/etc/modprobe.d/clsact-rhold.conf
+HOLD_RULE=/run/modprobe.d/clsact-rhold.conf
+mkdir -p /run/modprobe.d
 PG=/proc/net/pktgen
 FS=/sys/kernel/debug/failslab
 KML=/sys/kernel/debug/kmemleak

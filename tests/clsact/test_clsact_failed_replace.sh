@@ -22,7 +22,8 @@
 . "$(dirname "$0")/lib.sh"
 NL=$CLSACT_DIR/qdisc_nl
 HOLD=/run/clsact-hold
-HOLD_RULE=/etc/modprobe.d/clsact-hold.conf
+HOLD_RULE=/run/modprobe.d/clsact-hold.conf	# /etc is read-only in the guest
+mkdir -p /run/modprobe.d
 FIXED=0
 grep -qw mini_qdisc_pair_attach /proc/kallsyms && FIXED=1
 KST=/bench/selftests/net
