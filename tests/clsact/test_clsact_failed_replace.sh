@@ -134,6 +134,8 @@ for mod in sch_clsact sch_ingress; do
 
 	# The qdisc that stays: ingress, block 7.
 	check "$who: ingress on block 7" tc qdisc add dev v0 ingress_block 7 ingress
+	# (block 7 went with the clsact, its last user: a new one, empty)
+	check "$who: a filter on the new block 7" tc filter add block 7 matchall action pass
 	keep="ingress 7 -" kind=clsact
 	req=(-r -H 0:0 -i 7 -e 10)
 	survives $who "clsact onto block 7" "EBUSY: block dev insert failed" 7
