@@ -63,7 +63,8 @@ hold_filter_request() {
 	echo "install cls_basic touch $HOLD.in; while [ -e $HOLD ]; do sleep 0.05; done; modprobe --ignore-install cls_basic" >$HOLD_RULE
 	rm -f $HOLD.in && touch $HOLD
 	tc filter add dev v0 ingress pref 9 basic action pass >/dev/null 2>&1 &
-	for _ in $(seq 400); do [ -e $HOLD.in ] && return 0; sleep 0.05; done
+	local end=$((SECONDS + 20))	# wall clock: under TCG a loop's count means little
+	while [ $SECONDS -lt $end ]; do [ -e $HOLD.in ] && return 0; sleep 0.1; done
 	return 1
 }
 release_filter_request() {
