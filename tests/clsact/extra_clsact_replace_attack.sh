@@ -88,6 +88,8 @@ cleanup() {
 	rm -rf $T
 }
 trap cleanup EXIT
+# the bench kills a test that overruns with TERM: restore the sysctls then too
+trap "exit 143" TERM INT
 
 # dummy NAME: a dummy device, up, without IPv6
 dummy() {
