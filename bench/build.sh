@@ -210,6 +210,13 @@ build_tests() {
 		"$TREE/tools/testing/selftests/net/test_ingress_egress_chaining.sh" \
 		"$STAGE/selftests/net/"
 	rsync -a "$TREE/tools/testing/selftests/kselftest" "$STAGE/selftests/" 2>/dev/null || true
+	# net/tc_ingress_replace.py, laid out as an installed kselftest tree
+	# (its Python library finds the YNL library and specs there)
+	cp "$TREE/tools/testing/selftests/net/tc_ingress_replace.py" "$STAGE/selftests/net/"
+	mkdir -p "$STAGE/selftests/net/lib/ynl"
+	rsync -a --delete "$TREE/tools/net/ynl/lib/" "$STAGE/selftests/net/lib/ynl/lib/"
+	rsync -a --delete "$TREE/Documentation/netlink/specs/" "$STAGE/selftests/net/lib/specs/"
+	touch "$STAGE/selftests/kselftest-list.txt"
 	# test_ingress_egress_chaining.sh sends with these
 	local b
 	for b in udpgso_bench_rx udpgso_bench_tx; do
@@ -218,6 +225,9 @@ build_tests() {
 			die "cannot compile the kselftest helper $b"
 	done
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
+	# the package's DKMS file: which kernels it builds for
+	mkdir -p "$STAGE/packaging"
+	cp "$REPO/packaging/sch-clsact-dkms/debian/sch-clsact-dkms.dkms" "$STAGE/packaging/"
 	rsync -a --delete "$REPO/demo/" "$STAGE/demo/"
 	rsync -a --delete "$REPO/benchmarks/" "$STAGE/benchmarks/"
 }

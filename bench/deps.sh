@@ -9,6 +9,7 @@ PKGS=(
 	iproute2 ethtool tcpdump iputils-ping netcat-openbsd socat
 	clang llvm libbpf-dev bpftool acpica-tools procps util-linux
 	python3-scapy	# tc-testing sends packets with it
+	python3-yaml	# the kernel's YNL library reads its specs (net selftests)
 	liburing-dev	# configfs tests write through io_uring
 	linux-perf	# clsact-bench profiles the hooks per function
 	jq netsniff-ng ncat	# upstream's forwarding kselftests (stock-check)

@@ -135,13 +135,14 @@ static inline void restore(struct bench_pkt *b)
 }
 
 static const struct skb_csum_offl_spec spec_v4v6 = {
-	.ipv4_okay = 1, .ipv6_okay = 1, .ip_options_okay = 1,
-	.tcp_okay = 1, .udp_okay = 1, .vlan_okay = 1,
+	.flags = SKB_CSUM_OFFL_IPV4 | SKB_CSUM_OFFL_IPV6 | SKB_CSUM_OFFL_IP_OPTIONS |
+		 SKB_CSUM_OFFL_TCP | SKB_CSUM_OFFL_UDP | SKB_CSUM_OFFL_VLAN,
 };
 
 static const struct skb_csum_offl_spec spec_own = {
-	.ipv4_okay = 1, .ip_options_okay = 1, .tcp_okay = 1, .udp_okay = 1,
-	.own_pseudo_hdr = 1, .sums_to_ip_len = 1, .rewrites_ipv4_csum = 1,
+	.flags = SKB_CSUM_OFFL_IPV4 | SKB_CSUM_OFFL_IP_OPTIONS | SKB_CSUM_OFFL_TCP |
+		 SKB_CSUM_OFFL_UDP | SKB_CSUM_OFFL_OWN_PSEUDO_HDR |
+		 SKB_CSUM_OFFL_SUMS_TO_IP_LEN | SKB_CSUM_OFFL_REWRITES_IPV4_CSUM,
 };
 
 enum op { OP_RESTORE, OP_HELPER, OP_HWOFFLOAD, NR_OPS };
@@ -192,7 +193,7 @@ static void print_ratio(const char *what, u64 a, u64 b)
 
 /* A device that checksums UDP only: the TCP packet is refused cheaply. */
 static const struct skb_csum_offl_spec spec_udp_only = {
-	.ipv4_okay = 1, .udp_okay = 1,
+	.flags = SKB_CSUM_OFFL_IPV4 | SKB_CSUM_OFFL_UDP,
 };
 
 static u64 time_fallback(struct bench_pkt *b, int what)

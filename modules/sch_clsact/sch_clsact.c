@@ -216,24 +216,34 @@ static unsigned int nr_dirs(const struct Qdisc *sch)
 }
 
 /* Called with chain 0's new first filter, or NULL when chain 0 empties (or
- * this qdisc leaves a block that has filters). The mini_Qdisc is published
- * before the key turns the hook on, and the key turned off after it is
- * withdrawn; the hook copes with a NULL mini_Qdisc either way.
+ * this qdisc leaves a block that has filters). The key follows chain 0,
+ * whether or not the mini_Qdisc is published yet (a core that publishes
+ * only once the qdisc is grafted does it from clsact_attach()); the hook
+ * copes with a NULL mini_Qdisc either way.
  */
 static void clsact_head_change(struct tcf_proto *tp_head, void *priv)
 {
 	struct clsact_hook *h = priv;
+#ifdef HAVE_MINI_QDISC_PAIR_ATTACH
+	/* The core publishes only once the qdisc is grafted (clsact_attach())
+	 * and withdraws only this qdisc's own mini_Qdisc.
+	 */
+	mini_qdisc_pair_swap(&h->miniqp, tp_head);
+#else
 	struct mini_Qdisc *cur;
 
 	/*
 	 * The hook's pointer is the device's, not this qdisc's: a qdisc
 	 * replacing this one binds its blocks, and so publishes its own
 	 * mini_Qdisc if they hold filters, before this one is destroyed.
-	 * Withdraw only our own.
+	 * Withdraw only our own. A replace that fails after binding still
+	 * withdraws the pointer of the qdisc that stays: only the core can
+	 * mend that.
 	 */
 	cur = rcu_dereference_protected(*h->miniqp.p_miniq, 1);
 	if (tp_head || !cur || cur == &h->miniqp.miniq1 || cur == &h->miniqp.miniq2)
 		mini_qdisc_pair_swap(&h->miniqp, tp_head);
+#endif
 	if (tp_head)
 		clsact_key_get(h);
 	else
@@ -317,6 +327,21 @@ static int clsact_init(struct Qdisc *sch, struct nlattr *opt,
 	}
 	return 0;
 }
+
+#ifdef HAVE_MINI_QDISC_PAIR_ATTACH
+/* Grafted, the old qdisc gone: publish the hooks' chains. */
+static void clsact_attach(struct Qdisc *sch)
+{
+	struct clsact_sched *q = qdisc_priv(sch);
+	unsigned int dir;
+
+	for (dir = 0; dir < nr_dirs(sch); dir++)
+		mini_qdisc_pair_attach(&q->hook[dir].miniqp, q->hook[dir].block);
+}
+#define CLSACT_ATTACH	clsact_attach
+#else
+#define CLSACT_ATTACH	NULL
+#endif
 
 static void clsact_destroy(struct Qdisc *sch)
 {
@@ -458,6 +483,7 @@ static struct Qdisc_ops ingress_ops __read_mostly = {
 	.static_flags		= TCQ_F_INGRESS | TCQ_F_CPUSTATS,
 	.init			= clsact_init,
 	.destroy		= clsact_destroy,
+	.attach			= CLSACT_ATTACH,
 	.dump			= clsact_dump,
 	.ingress_block_set	= ingress_block_set,
 	.ingress_block_get	= ingress_block_get,
@@ -471,6 +497,7 @@ static struct Qdisc_ops clsact_ops __read_mostly = {
 	.static_flags		= TCQ_F_INGRESS | TCQ_F_CPUSTATS,
 	.init			= clsact_init,
 	.destroy		= clsact_destroy,
+	.attach			= CLSACT_ATTACH,
 	.dump			= clsact_dump,
 	.ingress_block_set	= ingress_block_set,
 	.egress_block_set	= egress_block_set,

@@ -103,7 +103,14 @@ pings() {
 	ping -q -c "$1" -i 0.05 -W 1 $B 2>/dev/null | awk '/received/ {print $4}'
 }
 
-# udp_from_peer PAYLOAD: one datagram peer -> v0 port 7777.
+# udp_from_peer PAYLOAD: one datagram peer -> v0 port 7777, taken by a
+# socket there: on a port without one the stack would answer with an ICMP
+# error out of v0's egress hook, at a time of the softirq's choosing.
 udp_from_peer() {
+	local pid
+	timeout 20 socat -u UDP4-RECVFROM:7777,bind=$A - >/dev/null &
+	pid=$!
+	for _ in $(seq 200); do ss -Hlun 'sport = :7777' | grep -q . && break; sleep 0.05; done
 	printf "$1" | ip netns exec peer socat -u - UDP4-SENDTO:$A:7777
+	wait $pid
 }

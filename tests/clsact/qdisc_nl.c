@@ -6,11 +6,12 @@
  * request is built), and print the kernel's answer.
  *
  *   qdisc_nl [-p PARENT] [-H HANDLE] [-r] [-n FAIL_NTH] [-i BLOCK] [-e BLOCK]
- *            DEV KIND
+ *            [-R INTERVAL] DEV KIND
  *
  * PARENT and HANDLE are MAJ:MIN in hex (default ffff:fff1 and ffff:0); -r
- * replaces instead of an exclusive create. Prints "OK" or an errno name
- * and the extack message; exits 0 on success.
+ * replaces instead of an exclusive create; -R asks for a rate estimator
+ * with that interval index (-2 to 3 are valid; ewma_log 2). Prints "OK" or
+ * an errno name and the extack message; exits 0 on success.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,7 +56,8 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	unsigned int ifindex, iblock = 0, eblock = 0;
-	int has_iblock = 0, has_eblock = 0;
+	int has_iblock = 0, has_eblock = 0, has_rate = 0;
+	struct tc_estimator est = { .ewma_log = 2 };
 	unsigned int parent = TC_H_INGRESS, handle = TC_H_MAKE(TC_H_INGRESS, 0);
 	int fd, nthfd = -1, len, err, opt, fail_nth = 0, replace = 0;
 	struct req r = { 0 };
@@ -63,7 +65,7 @@ int main(int argc, char **argv)
 	struct nlmsgerr *e;
 	struct nlmsghdr *h;
 
-	while ((opt = getopt(argc, argv, "p:H:rn:i:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:H:rn:i:e:R:")) != -1) {
 		switch (opt) {
 		case 'p': parent = parse_handle(optarg); break;
 		case 'H': handle = parse_handle(optarg); break;
@@ -71,11 +73,12 @@ int main(int argc, char **argv)
 		case 'n': fail_nth = atoi(optarg); break;
 		case 'i': iblock = strtoul(optarg, NULL, 0); has_iblock = 1; break;
 		case 'e': eblock = strtoul(optarg, NULL, 0); has_eblock = 1; break;
+		case 'R': est.interval = atoi(optarg); has_rate = 1; break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "usage: qdisc_nl [-p PARENT] [-H HANDLE] [-r] [-n FAIL_NTH] [-i BLOCK] [-e BLOCK] DEV KIND\n");
+		fprintf(stderr, "usage: qdisc_nl [-p PARENT] [-H HANDLE] [-r] [-n FAIL_NTH] [-i BLOCK] [-e BLOCK] [-R INTERVAL] DEV KIND\n");
 		return 2;
 	}
 	ifindex = if_nametoindex(argv[optind]);
@@ -96,6 +99,8 @@ int main(int argc, char **argv)
 		put_attr(&r, TCA_INGRESS_BLOCK, &iblock, sizeof(iblock));
 	if (has_eblock)
 		put_attr(&r, TCA_EGRESS_BLOCK, &eblock, sizeof(eblock));
+	if (has_rate)
+		put_attr(&r, TCA_RATE, &est, sizeof(est));
 
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {

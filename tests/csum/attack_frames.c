@@ -9,14 +9,14 @@
  * and with the exact deltas of the port's counters (netdev netlink qstats
  * tx-needs-csum / tx-csum-none, ethtool tx_csum_sw, tx_dropped).
  *
- *   attack_frames counters TXIF              needs none sw dropped
  *   attack_frames raw|bypass|dgram|big TXIF RXIF
  *   attack_frames ring TXIF RXIF 2|3          TPACKET_V2/V3 TX ring
  *   attack_frames threads TXIF RXIF THREADS PER_THREAD
  *   attack_frames tc TXIF RXIF CASE           a tc egress filter is set up
  *   attack_frames veth TXIF RXIF NETNS IF     sent from NETNS's IF
  *   attack_frames pktgen TXIF RXIF KIND COUNT O|S NAME READYFILE
- *   attack_frames tap TXIF STOPFILE           outgoing TCP/IPv4 frames
+ *   attack_frames tap TXIF STOPFILE           outgoing TCP/IPv4 frames and
+ *                                             the counters' deltas
  *   attack_frames bulk ADDR PORT COUNT        TCP to "flow recv", one send()
  *
  * Frames are told apart by their source MAC 02:5e:00:00:ID (destination MAC
@@ -1491,63 +1491,118 @@ static void group_pktgen(int kind, int count, char path, const char *name, const
 
 /* ---- a tap on the port: what the driver is handed ---- */
 
+struct tap_count {
+	long frames, partial, maxlen;	/* outgoing TCP/IPv4 */
+	long other;			/* any other outgoing frame */
+};
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* tap_take: outgoing frames into @t (NULL: only counted) until none came
+ * for @ms, or for a second at most; returns how many came
+ */
+static long tap_take(int fd, int ms, struct tap_count *t)
+{
+	static uint8_t vbuf[sizeof(struct virtio_net_hdr) + 70000];
+	uint8_t *buf = vbuf + sizeof(struct virtio_net_hdr);
+	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)vbuf;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec t0;
+	long got = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms_since(&t0) < 1000 && poll(&p, 1, ms) > 0) {
+		struct sockaddr_ll from = { 0 };
+		struct iovec iov = { .iov_base = vbuf, .iov_len = sizeof(vbuf) };
+		struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from),
+				    .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n = recvmsg(fd, &m, MSG_TRUNC) - (ssize_t)sizeof(*vh);
+		long hdr, gso;
+
+		if (from.sll_pkttype != PACKET_OUTGOING)
+			continue;
+		got++;
+		if (!t)
+			continue;
+		if (n < 34 || get16(buf + 12) != 0x0800 || buf[14 + 9] != TCP) {
+			t->other++;
+			continue;
+		}
+		t->frames++;
+		if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+			/* Ethernet, IPv4 and TCP headers, then gso_size pieces */
+			hdr = 14 + (buf[14] & 15) * 4;
+			hdr += n >= hdr + 13 ? (buf[hdr + 12] >> 4) * 4 : 0;
+			gso = vh->gso_type != VIRTIO_NET_HDR_GSO_NONE ? vh->gso_size : 0;
+			t->partial += gso && n > hdr ? (n - hdr + gso - 1) / gso : 1;
+		}
+		if (n > t->maxlen)
+			t->maxlen = n;
+	}
+	return got;
+}
+
+/* tap_reading: the port's counters, read while it is quiet: 300 ms without
+ * a frame (into @t, at most 10 s), then a grace period, so that every frame
+ * tapped so far is counted (a frame is tapped and counted in one RCU-BH
+ * section); returns the frames tapped around the reading, which may be
+ * counted on either side of it
+ */
+static long tap_reading(int fd, struct tap_count *t, struct counters *c)
+{
+	int rounds = 0;
+
+	while (tap_take(fd, 300, t) && ++rounds < 33)
+		;
+	stray_barrier();
+	read_counters(c);
+	stray_barrier();
+	return tap_take(fd, 0, NULL);
+}
+
 /* Prints: outgoing TCP/IPv4 frames, the packets on the wire the chip is
  * asked to checksum for them (each frame still CHECKSUM_PARTIAL, which a
  * TCP reply from a time-wait socket is not, counts as the segments its
- * gso_size makes of it), the largest frame, and the tap's drops.
+ * gso_size makes of it), the largest frame, the tap's drops, the port's
+ * counters' deltas (tx-needs-csum, tx-csum-none, tx_csum_sw, tx_dropped)
+ * and the frames of others: outgoing frames not TCP/IPv4, and frames
+ * tapped around a reading. The counters are read inside the tap's window,
+ * so that every frame they count was tapped.
  */
 static void tap(const char *stopfile)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
 				   .sll_ifindex = txidx };
-	static uint8_t vbuf[sizeof(struct virtio_net_hdr) + 70000];
-	uint8_t *buf = vbuf + sizeof(struct virtio_net_hdr);
-	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)vbuf;
 	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)), big = 32 << 20, one = 1;
-	long frames = 0, partial = 0, maxlen = 0;
+	struct tap_count t = { 0 };
 	struct tpacket_stats st;
 	socklen_t sl = sizeof(st);
+	struct counters a, b;
 	struct stat sb;
+	long edge;
 
 	if (fd < 0 || bind(fd, (void *)&sll, sizeof(sll)))
 		bail("tap");
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)))
 		bail("PACKET_VNET_HDR");
+	edge = tap_reading(fd, NULL, &a);
 	printf("ready\n");
 	fflush(stdout);
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		struct sockaddr_ll from;
-		struct iovec iov = { .iov_base = vbuf, .iov_len = sizeof(vbuf) };
-		struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from),
-				    .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n;
-		long hdr, gso;
-
-		if (poll(&p, 1, 200) <= 0) {
-			if (!stat(stopfile, &sb))
-				break;
-			continue;
-		}
-		n = recvmsg(fd, &m, MSG_TRUNC) - (ssize_t)sizeof(*vh);
-		if (n < 34 || from.sll_pkttype != PACKET_OUTGOING || get16(buf + 12) != 0x0800 ||
-		    buf[14 + 9] != TCP)
-			continue;
-		frames++;
-		if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
-			/* Ethernet, IPv4 and TCP headers, then gso_size pieces */
-			hdr = 14 + (buf[14] & 15) * 4;
-			hdr += n >= hdr + 13 ? (buf[hdr + 12] >> 4) * 4 : 0;
-			gso = vh->gso_type != VIRTIO_NET_HDR_GSO_NONE ? vh->gso_size : 0;
-			partial += gso && n > hdr ? (n - hdr + gso - 1) / gso : 1;
-		}
-		if (n > maxlen)
-			maxlen = n;
-	}
+	while (stat(stopfile, &sb))
+		tap_take(fd, 200, &t);
+	edge += tap_reading(fd, &t, &b);
 	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
 		st.tp_drops = -1;
-	printf("%ld %ld %ld %u\n", frames, partial, maxlen, st.tp_drops);
+	printf("%ld %ld %ld %u %lld %lld %lld %lld %ld\n", t.frames, t.partial, t.maxlen,
+	       st.tp_drops, b.needs - a.needs, b.none - a.none, b.sw - a.sw,
+	       b.dropped - a.dropped, edge + t.other);
 }
 
 /* TCP to flow.c's receiver ("flow recv 4 tcp PORT COUNT OUT"), COUNT
@@ -1603,13 +1658,6 @@ int main(int argc, char **argv)
 	if (!txidx)
 		bail(txif);
 	nl_open();
-	if (!strcmp(g, "counters")) {
-		struct counters c;
-
-		read_counters(&c);
-		printf("%lld %lld %lld %lld\n", c.needs, c.none, c.sw, c.dropped);
-		return 0;
-	}
 	if (!strcmp(g, "tap") && argc == 4) {
 		tap(argv[3]);
 		return 0;
