@@ -14,6 +14,7 @@ PKGS=(
 	linux-perf	# clsact-bench profiles the hooks per function
 	jq netsniff-ng ncat	# upstream's forwarding kselftests (stock-check)
 	dkms debhelper dh-dkms dpkg-dev	# make deb, and dkms build for the stock kernel
+	dwarves		# pahole: Debian's linux-kbuild needs it for modules' BTF
 )
 
 # deps.sh packaging: only the packages named in BENCH_PKGS.
