@@ -1549,10 +1549,10 @@ static long tap_take(int fd, int ms, struct tap_count *t)
 }
 
 /* tap_reading: the port's counters, read while it is quiet: 300 ms without
- * a frame (into @t, at most 10 s), then a grace period, so that every frame
- * tapped so far is counted (a frame is tapped and counted in one RCU-BH
- * section); returns the frames tapped around the reading, which may be
- * counted on either side of it
+ * a frame (into @t; 33 tries, about 30 s at most), then a grace period, so
+ * that every frame tapped so far is counted (a frame is tapped and counted
+ * in one RCU-BH section); returns the frames tapped around the reading,
+ * which may be counted on either side of it
  */
 static long tap_reading(int fd, struct tap_count *t, struct counters *c)
 {
