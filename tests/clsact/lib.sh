@@ -1,8 +1,11 @@
 # shellcheck shell=bash
 # Topology and helpers for the clsact tests and demo: a veth pair, v0 in
 # this namespace and v1 in netns "peer", static neighbours and no IPv6, so
-# that the only packets are the ones a test sends.
+# that the only packets are the ones a test sends. A test that counts
+# packets runs in a namespace of its own (own_netns, tests/lib/netns.sh),
+# where no other process can send through v0.
 CLSACT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$CLSACT_DIR/../lib/netns.sh"
 OBJ=$CLSACT_DIR/clsact_state.bpf.o
 PIN=/sys/fs/bpf/tc/globals/lk45_state
 # Hook directions with filters (each wants its static key), the key

@@ -5,6 +5,7 @@
 # priority use case, shared BPF state, statistics, static keys.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 trap topology_down EXIT
 
 loaded() { [ -e /sys/module/"$1" ] && echo yes || echo no; }

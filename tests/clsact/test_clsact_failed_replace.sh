@@ -20,6 +20,7 @@
 # case asserts that ours loses no more than the tree's.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 NL=$CLSACT_DIR/qdisc_nl
 HOLD=/run/clsact-hold
 HOLD_RULE=/run/modprobe.d/clsact-hold.conf	# /etc is read-only in the guest
