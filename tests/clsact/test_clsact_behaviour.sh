@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
 own_netns clsact "$@"
-trap topology_down EXIT
+trap 'kill "${HOSTGEN:-}" 2>/dev/null; topology_down' EXIT
 
 loaded() { [ -e /sys/module/"$1" ] && echo yes || echo no; }
 # fails DESC CMD...: the command must fail; its message is shown.
@@ -18,6 +18,12 @@ fails() {
 
 is "$(loaded sch_clsact) $(loaded sch_ingress)" "no no" "neither qdisc module loaded before the test"
 topology_up
+# Other processes live in the initial namespace, where v0 is not: one that
+# sends toward the peer there all through the test moves no counter here.
+is "$(host ip -br link show dev v0 2>/dev/null)" "" "v0 is not in the initial namespace"
+nsenter -t 1 -n -m -- bash -c "while :; do ping -c1 -W1 -q $B; echo x >/dev/udp/$B/7777; sleep 0.2; done" \
+	>/dev/null 2>&1 &
+HOSTGEN=$!
 
 # --- the seed changelog's examples
 check "tc qdisc add dev v0 clsact" tc qdisc add dev v0 clsact
