@@ -49,19 +49,23 @@ tx_counter() {
 
 setup_topology() {
 	local i
-	# a test killed at its timeout may have left rx behind; deleting it
-	# hands the e1000 back to this namespace, asynchronously
+	# an rx this run left behind; deleting it hands the e1000 back to the
+	# initial namespace
 	ip netns list | grep -qw rx && ip netns del rx
+	# a fresh port: nothing stacked on it (a VLAN sending onto it) or set
+	# on it while it sat in the initial namespace comes along
+	[ -z "${OWN_NETNS:-}" ] || modprobe -r 8139cp 8139cp_pristine 8139cp_netfix 2>/dev/null
 	# 8139cp is a module here, so that 6.12's own can stand in for ours
 	lsmod | grep -q '^8139cp' || modprobe "${CP_MODULE:-8139cp}"
 	# both ports into this namespace: a new one appears in the initial
-	# namespace, and a deleted namespace (rx after teardown_topology, or
-	# an earlier test's own) hands its ports back there, asynchronously
-	for i in $(seq 300); do
-		claim_port e1000
-		claim_port 8139cp
+	# namespace, and so does the e1000 when rx goes (after
+	# teardown_topology, or a killed run's), asynchronously
+	local end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
+		iface_by_driver e1000 >/dev/null || claim_port e1000
+		iface_by_driver 8139cp >/dev/null || claim_port 8139cp
 		iface_by_driver e1000 >/dev/null && iface_by_driver 8139cp >/dev/null && break
-		sleep 0.1
+		sleep 0.2
 	done
 	TX=$(iface_by_driver 8139cp) || { echo "Bail out! no 8139cp port"; exit 1; }
 	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
@@ -163,7 +167,7 @@ watch_stop() {
 	}
 }
 
-# flow NAME FAMILY PROTO ADDR [OPTION]: one flow from the default
+# flow NAME FAMILY PROTO ADDR [OPTION]: one flow from the test's
 # namespace to rx (OPTION: see flow.c); sets FLOW_OK, OFFLOAD_DELTA,
 # SW_DELTA and FLOW_TRIES. A window in
 # which frames of others left the port is measured again (at most 4 tries;

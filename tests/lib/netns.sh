@@ -1,25 +1,30 @@
 # shellcheck shell=bash
 # own_netns NAME [ARGS...]: run the calling script again inside a network
-# namespace of its own, NAME, and exit with its status; in that run
-# (OWN_NETNS=NAME) it returns at once. No other process has the test's
-# devices in its namespace (a DHCP client, an mDNS responder, another
-# test's ping), so what they count is what the test and the kernel send
-# there; the counter windows then only have the kernel's own frames to
-# tell apart. Call it before the first result.
+# namespace of its own, with no name (NAME only says whose it is), and exit
+# with its status; in that run (OWN_NETNS=NAME) it returns at once. No
+# process outside it has the test's devices (a DHCP client, an mDNS
+# responder, another test's ping), so what they count is what the test and
+# the kernel send there, and the counter windows only have the kernel's own
+# frames to tell apart. The namespace, and the named ones the test makes
+# in its own mount namespace, go when its last process does: a run killed
+# at its timeout hands its ports back by itself. Call it before the first
+# result.
 own_netns() {
-	local name=$1 rc
-	shift
-	[ "${OWN_NETNS:-}" = "$name" ] && return 0
-	# a run killed at its timeout left its namespace behind
-	ip netns del "$name" 2>/dev/null
-	ip netns add "$name" || { echo "Bail out! ip netns add $name failed"; exit 1; }
-	ip -n "$name" link set lo up
+	local f
+	[ -n "${OWN_NETNS:-}" ] && return 0
+	# a killed run's named namespaces (rx, peer, ...) were mounts in its
+	# mount namespace only: here they are empty files that block "ip netns
+	# add" of the same name
+	for f in /run/netns/*; do
+		[ -f "$f" ] && ! mountpoint -q "$f" && rm -f "$f"
+	done
 	# wait for the run even when the per-test timeout signals the group
 	trap : TERM INT
-	OWN_NETNS=$name TAP_TIMES=${_tap_times:-} ip netns exec "$name" "$BASH" "$0" "$@"
-	rc=$?
-	ip netns del "$name"
-	exit $rc
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	OWN_NETNS=$1 TAP_TIMES=${_tap_times:-} unshare --net --mount --propagation slave -- \
+		"$BASH" -c 'umount -l /sys && mount -t sysfs sysfs /sys && ip link set lo up &&
+			exec "$0" "$@"' "$BASH" "$0" "${@:2}"
+	exit $?
 }
 
 # host CMD...: CMD in the initial network and mount namespaces (PID 1's),
