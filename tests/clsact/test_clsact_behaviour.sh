@@ -31,7 +31,7 @@ host ip link set strays1 up
 rm -f /tmp/clsact.strays
 nsenter -t 1 -n -m -- bash -c "while :; do
 		ping -c1 -W1 -q $B
-		echo x >/dev/udp/$B/7777 && echo >>/tmp/clsact.strays
+		echo x >/dev/udp/$B/7777 && echo sent >>/tmp/clsact.strays
 		sleep 0.2
 	done" >/dev/null 2>&1 &
 HOSTGEN=$!
