@@ -17,6 +17,16 @@ iface_by_driver() {
 	return 1
 }
 
+# rebind_pci DRIVER: each PCI function DRIVER drives, unbound and bound
+# again: a new netdev, in the initial namespace (the e1000 is built in)
+rebind_pci() {
+	local f drv=/sys/bus/pci/drivers/$1
+	for f in "$drv"/0000:*; do
+		[ -e "$f" ] || continue
+		echo "${f##*/}" >"$drv/unbind" && echo "${f##*/}" >"$drv/bind"
+	done
+}
+
 # claim_port DRIVER: DRIVER's port, if the initial namespace has it, into
 # this one (nothing to do when the script runs there)
 claim_port() {
@@ -52,9 +62,13 @@ setup_topology() {
 	# an rx this run left behind; deleting it hands the e1000 back to the
 	# initial namespace
 	ip netns list | grep -qw rx && ip netns del rx
-	# a fresh port: nothing stacked on it (a VLAN sending onto it) or set
-	# on it while it sat in the initial namespace comes along
-	[ -z "${OWN_NETNS:-}" ] || modprobe -r 8139cp 8139cp_pristine 8139cp_netfix 2>/dev/null
+	# fresh ports: nothing stacked on them (a VLAN sending onto the port,
+	# or holding an ID the test adds on the receiver) or set on them while
+	# they sat in the initial namespace comes along
+	if [ -n "${OWN_NETNS:-}" ]; then
+		modprobe -r 8139cp 8139cp_pristine 8139cp_netfix 2>/dev/null
+		rebind_pci e1000
+	fi
 	# 8139cp is a module here, so that 6.12's own can stand in for ours
 	lsmod | grep -q '^8139cp' || modprobe "${CP_MODULE:-8139cp}"
 	# both ports into this namespace: a new one appears in the initial
