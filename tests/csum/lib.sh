@@ -85,6 +85,7 @@ setup_topology() {
 	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
 	trap 'teardown_topology; exit 1' TERM INT
 	ip netns add rx
+	ip netns exec rx sysctl -qw net.ipv4.ip_forward=0	# not the initial namespace's
 	ip link set "$RX" netns rx
 	ip addr add 198.18.81.1/24 dev "$TX"
 	ip -6 addr add 2001:db8:81::1/64 dev "$TX" nodad

@@ -5,7 +5,8 @@
 # process outside it has the test's devices (a DHCP client, an mDNS
 # responder, another test's ping), so what they count is what the test and
 # the kernel send there, and the counter windows only have the kernel's own
-# frames to tell apart. The namespace, and the named ones the test makes
+# frames to tell apart. A new namespace takes the initial one's IPv4
+# settings: it forwards nothing unless the test says so. The namespace, and the named ones the test makes
 # in its own mount namespace, go when its last process does: a run killed
 # at its timeout hands its ports back by itself. Call it before the first
 # result.
@@ -23,7 +24,7 @@ own_netns() {
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	OWN_NETNS=$1 TAP_TIMES=${_tap_times:-} unshare --net --mount --propagation slave -- \
 		"$BASH" -c 'umount -l /sys && mount -t sysfs sysfs /sys && ip link set lo up &&
-			exec "$0" "$@"' "$BASH" "$0" "${@:2}"
+			sysctl -qw net.ipv4.ip_forward=0 && exec "$0" "$@"' "$BASH" "$0" "${@:2}"
 	exit $?
 }
 
