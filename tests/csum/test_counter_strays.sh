@@ -147,7 +147,7 @@ while True:
 	for a in ("198.18.81.2", "224.0.0.251"):
 		send(u4.sendto, b"stray", (a, 5353))
 	send(u6.sendto, b"stray", ("2001:db8:81::2", 5353))
-	time.sleep(0.05)
+	time.sleep(0.2)
 ' "$RX_MAC" &
 gen=$!
 for _ in $(seq 600); do [ -e /tmp/strays.host.ready ] && break; sleep 0.05; done
