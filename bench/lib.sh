@@ -140,14 +140,22 @@ identity_problem() {
 }
 
 # sender_identity: "Name <email>" of whoever mails the series:
-# GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL when set, else git config
-# user.name and user.email as git resolves them in this checkout. Dies with
-# one line naming the fix when it is unset or a placeholder.
+# GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL when both are set, else git config
+# user.name and user.email as git resolves them in this checkout; one of
+# the two variables alone is refused (a sign-off is one person's, not a
+# name from here and an address from there). Dies with one line naming the
+# fix when it is unset or a placeholder.
 sender_identity() {
-	local name=${GIT_AUTHOR_NAME:-} email=${GIT_AUTHOR_EMAIL:-} why
-	[ -n "$name" ] || name=$(git -C "$REPO" config user.name 2>/dev/null || true)
-	[ -n "$email" ] || email=$(git -C "$REPO" config user.email 2>/dev/null || true)
-	why=$(identity_problem "$name" "$email")
+	local name=${GIT_AUTHOR_NAME:-} email=${GIT_AUTHOR_EMAIL:-} why=
+	if [ -n "$name" ] && [ -z "$email" ]; then
+		why="GIT_AUTHOR_NAME is set without the other (GIT_AUTHOR_EMAIL)"
+	elif [ -z "$name" ] && [ -n "$email" ]; then
+		why="GIT_AUTHOR_EMAIL is set without the other (GIT_AUTHOR_NAME)"
+	elif [ -z "$name" ]; then
+		name=$(git -C "$REPO" config user.name 2>/dev/null || true)
+		email=$(git -C "$REPO" config user.email 2>/dev/null || true)
+	fi
+	[ -n "$why" ] || why=$(identity_problem "$name" "$email")
 	[ -z "$why" ] || die "From: and Signed-off-by: of the mails must be your own identity, but $why: set yours with git config user.name \"Your Name\" and git config user.email you@your.domain in $REPO, or export GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"
 	printf '%s <%s>\n' "$name" "$email"
 }

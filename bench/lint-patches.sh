@@ -100,7 +100,9 @@ lint_patch() {
 	# upstream history (the IDs are upstream's), and the missing sign-off:
 	# patches/ store none, make series adds the sender's (the series
 	# self-test runs checkpatch on the mails as sent, signed).
-	out=$("$WT/scripts/checkpatch.pl" --strict --terse --no-summary "$p" 2>/dev/null |
+	# (from the tree's top: checkpatch learns the kernel's own CamelCase
+	# names, Qdisc say, from the include/ of the git tree it runs in)
+	out=$(cd "$WT" && ./scripts/checkpatch.pl --strict --terse --no-summary "$p" 2>/dev/null |
 		grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" \
 			-e 'ERROR: Missing Signed-off-by: line(s)' || true)
 	[ -z "$out" ] && verdict 0 "$name: checkpatch --strict" ||

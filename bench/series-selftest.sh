@@ -58,13 +58,20 @@ check_mails() {
 		fi
 		# identity: every From: and Signed-off-by: line is the sender's
 		bad=$(python3 - "$id" "${mails[@]}" <<'PY'
-import re, sys
+import email.parser, email.policy, re, sys
 ident, mails = sys.argv[1], sys.argv[2:]
+
 placeholder = re.compile(r'(?i)(\.example|\.invalid|\.test|localhost)\b|(^|[^a-z0-9])seed([^a-z0-9]|$)')
 for m in mails:
     name = m.rsplit('/', 1)[-1]
-    lines = open(m, encoding='utf-8').read().split('\n')
-    froms = [l for l in lines if l.startswith('From: ')]
+    text = open(m, encoding='utf-8').read()
+    lines = text.split('\n')
+    # the header's From: as a mail reader shows it (unfolded, RFC 2047
+    # decoded: a non-ASCII name is encoded), then any in-body From: line
+    head = email.parser.Parser(policy=email.policy.default).parsestr(text, headersonly=True)
+    body = lines[lines.index('') + 1:] if '' in lines else []
+    froms = ['From: ' + str(h) for h in head.get_all('From', [])] + \
+        [l for l in body if l.startswith('From: ')]
     if not froms or any(l != 'From: ' + ident for l in froms):
         print('%s: From: %s' % (name, froms))
     msg = lines[:lines.index('---')] if '---' in lines else lines
@@ -109,7 +116,9 @@ PY
 		bad=
 		for m in "${mails[@]}"; do
 			case "$m" in */0000-cover-letter.patch) continue ;; esac
-			stored=$("$TREE/scripts/checkpatch.pl" --strict --terse --no-summary "$m" 2>/dev/null |
+			# (from the tree's top: checkpatch learns the kernel's own
+			# CamelCase names from the include/ of the git tree it runs in)
+			stored=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary "$m" 2>/dev/null |
 				grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" || true)
 			[ -z "$stored" ] || bad+=$'\n'"${m##*/}: $stored"
 		done
@@ -157,7 +166,25 @@ else
 	tail -5 "$tmp/config.log" | sed 's/^/    /'
 fi
 
+# a name outside ASCII, as git config holds it: From: is RFC 2047 encoded
+# by git format-patch, Signed-off-by: is UTF-8
+rc=0
+series "$tmp/utf8" GIT_CONFIG_VALUE_0='Zoë Ångström-Łukasiewicz' GIT_CONFIG_VALUE_1=zoe@kernel-dev.org \
+	>"$tmp/utf8.log" 2>&1 || rc=$?
+if [ $rc = 0 ]; then
+	verdict 0 "make series with a non-ASCII name from git config"
+	check_mails "$tmp/utf8" "Zoë Ångström-Łukasiewicz <zoe@kernel-dev.org>" "non-ASCII name"
+else
+	verdict 1 "make series with a non-ASCII name from git config: rc $rc"
+	tail -5 "$tmp/utf8.log" | sed 's/^/    /'
+fi
+
 expect_refusal "no identity" 'no identity is set'
+# half an identity from the environment is not mixed with git config's
+expect_refusal "GIT_AUTHOR_NAME without GIT_AUTHOR_EMAIL" 'without the other' \
+	GIT_AUTHOR_NAME='Jane Doe' GIT_CONFIG_VALUE_0='Joe Bloggs' GIT_CONFIG_VALUE_1=joe.bloggs@kernel-dev.org
+expect_refusal "GIT_AUTHOR_EMAIL without GIT_AUTHOR_NAME" 'without the other' \
+	GIT_AUTHOR_EMAIL=jane@kernel-dev.org GIT_CONFIG_VALUE_0='Joe Bloggs' GIT_CONFIG_VALUE_1=joe.bloggs@kernel-dev.org
 expect_refusal "the seed placeholder from the environment" 'is a placeholder' \
 	GIT_AUTHOR_NAME='Seed bd98ed15 maintainers' \
 	GIT_AUTHOR_EMAIL=maintainers@users.noreply.a-seed-bd98ed15.example

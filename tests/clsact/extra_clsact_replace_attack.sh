@@ -37,6 +37,7 @@
 # count IPv4 only and the dummies carry no traffic but pktgen's.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 NL=$CLSACT_DIR/qdisc_nl
 P=${CLSACT_ATTACK_PINGS:-3}		# pings per exact count
 SWEEP=${CLSACT_REPLACE_SWEEP:-24}	# fail-nth points tried per direction
@@ -598,7 +599,7 @@ case_netns() {
 		done
 		VNS=$MV flow "$w: after a head change on its own blocks, v0's clsact counts both ways" "${specs[@]}"
 		[ $variant = head ] && tc filter del block 41 pref 5
-		check "$w: v0 moved back" ip -n $MV link set dev v0 netns 1
+		check "$w: v0 moved back" ip -n $MV link set dev v0 netns $$
 		check "$w: v0 set up again" v0_home
 		is "$(qd v0)" "none" "$w: v0 came back without a qdisc"
 	done

@@ -1,8 +1,11 @@
 # shellcheck shell=bash
 # Topology and helpers for the clsact tests and demo: a veth pair, v0 in
 # this namespace and v1 in netns "peer", static neighbours and no IPv6, so
-# that the only packets are the ones a test sends.
+# that the only packets are the ones a test sends. A test that counts
+# packets runs in a namespace of its own (own_netns, tests/lib/netns.sh),
+# where no other process can send through v0.
 CLSACT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$CLSACT_DIR/../lib/netns.sh"
 OBJ=$CLSACT_DIR/clsact_state.bpf.o
 PIN=/sys/fs/bpf/tc/globals/lk45_state
 # Hook directions with filters (each wants its static key), the key
@@ -20,6 +23,7 @@ ST_IN_PKTS=0 ST_EG_PKTS=1 ST_EG_PRIO=2 ST_IN_VERDICT=3 ST_EG_VERDICT=4 ST_REDIRE
 topology_up() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 	modprobe veth
+	ip netns del peer 2>/dev/null	# a run killed before topology_down
 	ip netns add peer
 	ip link add v0 numtxqueues 4 numrxqueues 4 type veth peer name v1 \
 		numtxqueues 4 numrxqueues 4 netns peer
@@ -108,7 +112,8 @@ pings() {
 # error out of v0's egress hook, at a time of the softirq's choosing.
 udp_from_peer() {
 	local pid
-	timeout 20 socat -u UDP4-RECVFROM:7777,bind=$A - >/dev/null &
+	# (in the foreground group: the per-test timeout reaches it)
+	timeout --foreground 20 socat -u UDP4-RECVFROM:7777,bind=$A - >/dev/null &
 	pid=$!
 	for _ in $(seq 200); do ss -Hlun 'sport = :7777' | grep -q . && break; sleep 0.05; done
 	printf "$1" | ip netns exec peer socat -u - UDP4-SENDTO:$A:7777

@@ -12,6 +12,7 @@
 # filters and a release pending, and the module unloaded right after churn.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 K=/sys/module/sch_clsact/parameters
 PG=/proc/net/pktgen
 NL=$CLSACT_DIR/qdisc_nl

@@ -5,7 +5,8 @@
 # priority use case, shared BPF state, statistics, static keys.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
-trap topology_down EXIT
+own_netns clsact "$@"
+trap 'kill "${HOSTGEN:-}" 2>/dev/null; host ip link del strays1 2>/dev/null; topology_down' EXIT
 
 loaded() { [ -e /sys/module/"$1" ] && echo yes || echo no; }
 # fails DESC CMD...: the command must fail; its message is shown.
@@ -17,6 +18,23 @@ fails() {
 
 is "$(loaded sch_clsact) $(loaded sch_ingress)" "no no" "neither qdisc module loaded before the test"
 topology_up
+# Other processes live in the initial namespace, where v0 is not: one that
+# sends toward the peer there (a dummy device routes its address) all
+# through the test moves no counter here.
+[ "$(readlink /proc/self/ns/net)" != "$(host readlink /proc/self/ns/net)" ] &&
+	ok "the test and v0 are in a namespace other than the initial one" ||
+	not_ok "the test and v0 are in a namespace other than the initial one"
+host ip link del strays1 2>/dev/null	# a killed run's
+host ip link add strays1 type dummy
+host ip addr add 198.18.70.9/24 dev strays1
+host ip link set strays1 up
+rm -f /tmp/clsact.strays
+nsenter -t 1 -n -m -- bash -c "while :; do
+		ping -c1 -W1 -q $B
+		echo x >/dev/udp/$B/7777 && echo sent >>/tmp/clsact.strays
+		sleep 0.2
+	done" >/dev/null 2>&1 &
+HOSTGEN=$!
 
 # --- the seed changelog's examples
 check "tc qdisc add dev v0 clsact" tc qdisc add dev v0 clsact
@@ -191,4 +209,9 @@ is "$(cat $PARAM)" 0 "all qdiscs gone: no static key wanted"
 is "$(keys_held_settled)" 0 "and, after the release delay, none held"
 topology_down
 check "sch_clsact unloads" modprobe -r sch_clsact
+kill "$HOSTGEN"
+wait "$HOSTGEN" 2>/dev/null
+n=$(grep -c . /tmp/clsact.strays 2>/dev/null)
+[ "${n:-0}" -gt 0 ] && ok "the initial namespace's sender sent all along ($n datagrams toward $B)" ||
+	not_ok "the initial namespace's sender sent all along (no datagram)"
 done_testing

@@ -20,6 +20,7 @@
 # case asserts that ours loses no more than the tree's.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 NL=$CLSACT_DIR/qdisc_nl
 HOLD=/run/clsact-hold
 HOLD_RULE=/run/modprobe.d/clsact-hold.conf	# /etc is read-only in the guest
@@ -167,7 +168,7 @@ for mod in sch_clsact sch_ingress; do
 	[ $who = ours ] && is "$(cat $PARAM)" 0 "ours: no static key wanted after the deletes"
 
 	# The kernel's own selftest of the same, over YNL: its case lines.
-	(cd $KST && timeout -k 5 300 python3 ./tc_ingress_replace.py) >$OUT.$who.log 2>&1
+	(cd $KST && timeout --foreground -k 5 300 python3 ./tc_ingress_replace.py) >$OUT.$who.log 2>&1
 	st[$who]=$(sed -nE 's/^not ok [0-9]+ tc_ingress_replace\.([a-z_]+).*/\1 fail/p
 		s/^ok [0-9]+ tc_ingress_replace\.([a-z_]+) # SKIP.*/\1 skip/p
 		s/^ok [0-9]+ tc_ingress_replace\.([a-z_]+)$/\1 pass/p' $OUT.$who.log | sort | tr '\n' ' ')

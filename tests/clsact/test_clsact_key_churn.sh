@@ -8,6 +8,7 @@
 # release pending gives the key back.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 K=/sys/module/sch_clsact/parameters
 N=${CLSACT_CHURN:-1000}
 

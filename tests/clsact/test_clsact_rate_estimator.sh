@@ -6,6 +6,7 @@
 # With our module, then with the tree's sch_ingress in the same boot.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 PG=/proc/net/pktgen
 RATE=400	# packets per second asked of pktgen
 

@@ -7,6 +7,7 @@
 # shows after one; races between writers are test_clsact_attack_keys's.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
 CYCLES=${CLSACT_CHURN_CYCLES:-2000}
 trap topology_down EXIT
 topology_down
