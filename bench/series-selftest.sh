@@ -154,30 +154,23 @@ else
 	verdict 1 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL $ID_NAME <$ID_EMAIL>: rc $rc"
 	tail -5 "$tmp/env.log" | sed 's/^/    /'
 fi
-rc=0
-# git config user.name and user.email, as a config file would set them
-series "$tmp/config" GIT_CONFIG_VALUE_0='Joe Bloggs' GIT_CONFIG_VALUE_1=joe.bloggs@kernel-dev.org \
-	>"$tmp/config.log" 2>&1 || rc=$?
-if [ $rc = 0 ]; then
-	verdict 0 "make series with git config user.name/user.email Joe Bloggs <joe.bloggs@kernel-dev.org>"
-	check_mails "$tmp/config" "Joe Bloggs <joe.bloggs@kernel-dev.org>" "git config"
-else
-	verdict 1 "make series with git config user.name/user.email Joe Bloggs: rc $rc"
-	tail -5 "$tmp/config.log" | sed 's/^/    /'
-fi
-
-# a name outside ASCII, as git config holds it: From: is RFC 2047 encoded
-# by git format-patch, Signed-off-by: is UTF-8
-rc=0
-series "$tmp/utf8" GIT_CONFIG_VALUE_0='Zoë Ångström-Łukasiewicz' GIT_CONFIG_VALUE_1=zoe@kernel-dev.org \
-	>"$tmp/utf8.log" 2>&1 || rc=$?
-if [ $rc = 0 ]; then
-	verdict 0 "make series with a non-ASCII name from git config"
-	check_mails "$tmp/utf8" "Zoë Ångström-Łukasiewicz <zoe@kernel-dev.org>" "non-ASCII name"
-else
-	verdict 1 "make series with a non-ASCII name from git config: rc $rc"
-	tail -5 "$tmp/utf8.log" | sed 's/^/    /'
-fi
+# from_config LABEL NAME EMAIL: make series with git config user.name and
+# user.email, as a config file would set them, and the mails it writes
+from_config() {
+	local label=$1 out=$tmp/$1 rc=0
+	series "$out" GIT_CONFIG_VALUE_0="$2" GIT_CONFIG_VALUE_1="$3" >"$out.log" 2>&1 || rc=$?
+	if [ $rc = 0 ]; then
+		verdict 0 "make series with git config user.name/user.email $2 <$3>"
+		check_mails "$out" "$2 <$3>" "$label"
+	else
+		verdict 1 "make series with git config user.name/user.email $2 <$3>: rc $rc"
+		tail -5 "$out.log" | sed 's/^/    /'
+	fi
+}
+from_config "git config" 'Joe Bloggs' joe.bloggs@kernel-dev.org
+# a name outside ASCII: From: is RFC 2047 encoded by git format-patch,
+# Signed-off-by: is UTF-8
+from_config "non-ASCII name" 'Zoë Ångström-Łukasiewicz' zoe@kernel-dev.org
 
 expect_refusal "no identity" 'no identity is set'
 # half an identity from the environment is not mixed with git config's
