@@ -57,14 +57,10 @@ tx_counter() {
 	esac
 }
 
-setup_topology() {
-	local i
-	# an rx this run left behind; deleting it hands the e1000 back to the
-	# initial namespace
-	ip netns list | grep -qw rx && ip netns del rx
-	# fresh ports: nothing stacked on them (a VLAN sending onto the port,
-	# or holding an ID the test adds on the receiver) or set on them while
-	# they sat in the initial namespace comes along
+# take_ports: fresh ports (nothing stacked on them, a VLAN sending onto
+# the port or holding an ID the test adds on the receiver, or set on them
+# while they sat in the initial namespace comes along), in this namespace
+take_ports() {
 	if [ -n "${OWN_NETNS:-}" ]; then
 		modprobe -r 8139cp 8139cp_pristine 8139cp_netfix 2>/dev/null
 		rebind_pci e1000
@@ -81,6 +77,37 @@ setup_topology() {
 		iface_by_driver e1000 >/dev/null && iface_by_driver 8139cp >/dev/null && break
 		sleep 0.2
 	done
+}
+
+# stacked_on DRIVER: devices of the initial namespace stacked on DRIVER's
+# port here (their link is a port of another namespace with its ifindex)
+stacked_on() {
+	local dev idx
+	[ -n "${OWN_NETNS:-}" ] || return 0
+	dev=$(iface_by_driver "$1") || return 0
+	idx=$(cat "/sys/class/net/$dev/ifindex")
+	host ip -o -d link show | awk -v at="@if$idx:" '
+		index($0, at) && /link-netns/ && /[ \\](vlan|macvlan|macvtap|ipvlan|ipvtap|macsec) / {
+			sub(/@.*/, "", $2); print $2 }'
+}
+
+setup_topology() {
+	local i
+	# an rx this run left behind; deleting it hands the e1000 back to the
+	# initial namespace
+	ip netns list | grep -qw rx && ip netns del rx
+	take_ports
+	# another process may stack a device on a new port in the moment it
+	# sits in the initial namespace, and send through it from there; once
+	# the port is here, nothing there can stack on it: delete what did
+	local d stacked
+	stacked=$(stacked_on 8139cp; stacked_on e1000)
+	for d in $stacked; do
+		echo "# $d, of the initial namespace, was stacked on a port: deleted"
+		host ip link del "$d"
+	done
+	stacked=$(stacked_on 8139cp; stacked_on e1000)
+	[ -z "$stacked" ] || { echo "Bail out! devices of the initial namespace stacked on the ports: $stacked"; exit 1; }
 	TX=$(iface_by_driver 8139cp) || { echo "Bail out! no 8139cp port"; exit 1; }
 	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
 	trap 'teardown_topology; exit 1' TERM INT
