@@ -27,13 +27,15 @@ rebind_pci() {
 	done
 }
 
+# host_iface_by_driver DRIVER: DRIVER's port in the initial namespace
+host_iface_by_driver() { host bash -c "$(declare -f iface_by_driver); iface_by_driver $1"; }
+
 # claim_port DRIVER: DRIVER's port, if the initial namespace has it, into
 # this one (nothing to do when the script runs there)
 claim_port() {
 	local dev
 	[ -n "${OWN_NETNS:-}" ] || return 0
-	dev=$(host bash -c "$(declare -f iface_by_driver); iface_by_driver $1") &&
-		host ip link set dev "$dev" netns $$
+	dev=$(host_iface_by_driver "$1") && host ip link set dev "$dev" netns $$
 }
 
 # stat NAME: a counter from the rx namespace's /proc/net/snmp or snmp6

@@ -108,7 +108,7 @@ is "$hit $missed" "3 0" "each flow's first window saw its injected frame and was
 # and IPv6, and mDNS and a raw frame to rx's MAC on each of its devices)
 # all through a round, and the round must come out exact.
 [ "$(readlink /proc/self/ns/net)" != "$(host readlink /proc/self/ns/net)" ] &&
-	[ -z "$(host bash -c "$(declare -f iface_by_driver); iface_by_driver 8139cp")" ] &&
+	[ -z "$(host_iface_by_driver 8139cp)" ] &&
 	ok "the test and its port are in a namespace other than the initial one" ||
 	not_ok "the test and its port are in a namespace other than the initial one"
 host ip link del strays0 2>/dev/null	# a killed run's
