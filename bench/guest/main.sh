@@ -18,7 +18,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.only=*) only=${arg#*=} ;;
 	bench.tests=*) tests=${arg#*=} ;;	# e.g. tdc_* for make clsact-tdc
 	bench.repeat=*) repeat=${arg#*=} ;;	# REPEAT=N: each test N times
-	bench.lanes=*) lanes=${arg#*=} ;;	# LANES=1: one test at a time
+	bench.lanes=1) lanes=1 ;;	# LANES=1: one test at a time
 	bench.break=*) export BENCH_BREAK=${arg#*=} ;;
 	esac
 done
@@ -71,11 +71,11 @@ run_kunit_modules() {
 # locks_of GROUP/NAME: the locks /bench/tests/locks gives the test
 locks_of() {
 	local glob rest
-	[ -r /bench/tests/locks ] || return 0
+	[ -r /bench/tests/locks ] || { console "bench: no tests/locks: no test holds a lock"; return 0; }
 	# shellcheck disable=SC2254 # the first word is a glob
 	while read -r glob rest; do
 		case $glob in '#'* | '') continue ;; esac
-		case $1 in $glob) echo "$rest" ;; esac
+		case $1 in $glob) echo "${rest%%#*}" ;; esac
 	done </bench/tests/locks
 }
 
@@ -86,8 +86,10 @@ run_one() {
 	local group=$1 name=$2 rc start lock cmd=()
 	shift 2
 	mkdir -p "/results/tests/$group" /run/bench-locks
+	# -o: the test does not keep the lock; -w: a lock the other lane
+	# never gives back fails this test, not the whole run
 	for lock in $(locks_of "$group/${name%@*}" | tr ' ' '\n' | sort -u); do
-		cmd+=(flock "/run/bench-locks/$lock")
+		cmd+=(flock -o -w "$((timeout_s * 2))" "/run/bench-locks/$lock")
 	done
 	cmd+=(bash -c 'echo "bench: running $0" >/dev/console; date +%s >"$1.start"
 		cd /tmp && exec timeout -k 5 "$2" "${@:3}"' "$group/$name" "/results/tests/$group/$name" "$timeout_s")
@@ -131,8 +133,10 @@ run_tests() {
 		run_lane all
 		return
 	fi
-	run_lane clsact &
-	run_lane other
+	# a lane that died leaves its marker missing: the run fails
+	echo clsact other >/results/lanes
+	(run_lane clsact && echo done >/results/lane.clsact) &
+	run_lane other && echo done >/results/lane.other
 	wait
 }
 
@@ -167,6 +171,7 @@ probe)
 	;;
 check)
 	mkdir -p /results/kunit /results/tests
+	rm -f /results/lanes /results/lane.*
 	collect_kunit
 	run_kunit_modules
 	[ -z "${BENCH_BREAK:-}" ] || run_break

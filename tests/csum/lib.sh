@@ -135,7 +135,7 @@ setup_topology() {
 	echo 0 >"/proc/sys/net/ipv6/conf/$TX/router_solicitations"
 	# one ip process a namespace: no neighbour probes either way (a reply
 	# from the port is a frame too)
-	ip -b - <<-EOF
+	ip -force -b - <<-EOF || { echo "Bail out! cannot set up the port"; exit 1; }
 		link set dev $RX netns rx
 		address add 198.18.81.1/24 dev $TX
 		address add 2001:db8:81::1/64 dev $TX nodad
@@ -143,7 +143,7 @@ setup_topology() {
 		neighbour replace 198.18.81.2 lladdr $RX_MAC dev $TX nud permanent
 		neighbour replace 2001:db8:81::2 lladdr $RX_MAC dev $TX nud permanent
 	EOF
-	ip -n rx -b - <<-EOF
+	ip -n rx -force -b - <<-EOF || { echo "Bail out! cannot set up the receiver"; exit 1; }
 		link set dev lo up
 		address add 198.18.81.2/24 dev $RX
 		address add 2001:db8:81::2/64 dev $RX nodad

@@ -569,7 +569,7 @@ static const char *run_case(const struct fspec *c, unsigned int id, bool *right,
 		if (rid != (int)id)
 			continue;
 		if (pristine)
-			timeout = 300;	/* the rest of one send follows at once */
+			timeout = 1000;	/* the rest of one send follows at once */
 		for (i = 0; i < n && k < 0; i++)
 			if (!seen[i] && matches(&want[i], got, len))
 				k = i;
@@ -651,7 +651,7 @@ static void burst(unsigned int count)
 		for (i = 0; i < count; i += batch) {
 			unsigned int j, k, m = count - i < batch ? count - i : batch;
 			/* 6.12's driver loses frames of most batches: do not wait long */
-			int timeout = pristine ? 300 : 3000;
+			int timeout = pristine ? 1000 : 3000;
 
 			for (j = 0; j < m; j++) {
 				struct fspec c;
