@@ -186,6 +186,14 @@ def main():
                           os.path.join(gdir, name + ".rc"),
                           os.path.join(gdir, name + ".err"))
 
+    lanes = os.path.join(res, "lanes")
+    if os.path.exists(lanes):
+        with open(lanes) as f:
+            gone = [l for l in f.read().split()
+                    if not os.path.exists(os.path.join(res, "lane." + l))]
+        tally.add("FAIL" if gone else "PASS", "bench/lanes: every lane of guest tests ran to its end",
+                  "lane(s) that did not: " + ", ".join(gone) if gone else "")
+
     reports = scan_console(os.path.join(args.run, "console.log"))
     if reports:
         for kind, quote in reports:

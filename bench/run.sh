@@ -62,6 +62,10 @@ check() {
 	[ -z "${ONLY:-}" ] || extra+=("bench.only=$ONLY")
 	[ -z "${TEST_TIMEOUT:-}" ] || extra+=("bench.timeout=$TEST_TIMEOUT")
 	[ -z "${TESTS:-}" ] || extra+=("bench.tests=$TESTS")
+	case ${LANES:-2} in
+	1 | 2) extra+=("bench.lanes=${LANES:-2}") ;;
+	*) die "LANES=$LANES: 1 (one test at a time) or 2 (the clsact tests beside the others)" ;;
+	esac
 	if [ -n "${REPEAT:-}" ]; then
 		[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "REPEAT=$REPEAT: a count of runs, 1 or more"
 		extra+=("bench.repeat=$REPEAT")

@@ -10,6 +10,7 @@ timeout_s=300
 only=
 tests='test_*'
 repeat=1
+lanes=2
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.mode=*) mode=${arg#*=} ;;
@@ -17,6 +18,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.only=*) only=${arg#*=} ;;
 	bench.tests=*) tests=${arg#*=} ;;	# e.g. tdc_* for make clsact-tdc
 	bench.repeat=*) repeat=${arg#*=} ;;	# REPEAT=N: each test N times
+	bench.lanes=1) lanes=1 ;;	# LANES=1: one test at a time
 	bench.break=*) export BENCH_BREAK=${arg#*=} ;;
 	esac
 done
@@ -66,22 +68,42 @@ run_kunit_modules() {
 	done
 }
 
-# run_one GROUP NAME CMD...: one test under the per-test timeout; TAP on
-# stdout into /results/tests/GROUP/NAME.tap, exit status beside it.
+# locks_of GROUP/NAME: the locks /bench/tests/locks gives the test
+locks_of() {
+	local glob rest
+	[ -r /bench/tests/locks ] || { console "bench: no tests/locks: no test holds a lock"; return 0; }
+	# shellcheck disable=SC2254 # the first word is a glob
+	while read -r glob rest; do
+		case $glob in '#'* | '') continue ;; esac
+		case $1 in $glob) echo "${rest%%#*}" ;; esac
+	done </bench/tests/locks
+}
+
+# run_one GROUP NAME CMD...: one test under the per-test timeout, holding
+# its locks; TAP on stdout into /results/tests/GROUP/NAME.tap, exit status
+# beside it. The time counts from when it holds its locks.
 run_one() {
-	local group=$1 name=$2 rc start
+	local group=$1 name=$2 rc start lock cmd=()
 	shift 2
-	mkdir -p "/results/tests/$group"
-	console "bench: running $group/$name"
-	start=$(date +%s)
-	rm -f "/results/tests/$group/$name.times"
-	(cd /tmp && TAP_TIMES=/results/tests/$group/$name.times timeout -k 5 "$timeout_s" "$@") \
+	mkdir -p "/results/tests/$group" /run/bench-locks
+	# -o: the test does not keep the lock; -w: a lock the other lane
+	# never gives back fails this test, not the whole run
+	for lock in $(locks_of "$group/${name%@*}" | tr ' ' '\n' | sort -u); do
+		cmd+=(flock -o -w "$((timeout_s * 2))" "/run/bench-locks/$lock")
+	done
+	cmd+=(bash -c 'echo "bench: running $0" >/dev/console; date +%s >"$1.start"
+		cd /tmp && exec timeout -k 5 "$2" "${@:3}"' "$group/$name" "/results/tests/$group/$name" "$timeout_s")
+	rm -f "/results/tests/$group/$name.times" "/results/tests/$group/$name.start"
+	TAP_TIMES=/results/tests/$group/$name.times "${cmd[@]}" "$@" \
 		>"/results/tests/$group/$name.tap" 2>"/results/tests/$group/$name.err"
 	rc=$?
+	start=$(cat "/results/tests/$group/$name.start" 2>/dev/null || date +%s)
+	rm -f "/results/tests/$group/$name.start"
 	echo "$rc $(($(date +%s) - start)) $timeout_s" >"/results/tests/$group/$name.rc"
 }
 
-run_tests() {
+# run_lane LANE: the tests of LANE (clsact, or any other group), in order
+run_lane() {
 	local t group name t_to default_timeout=$timeout_s
 	# bench.tests: globs, comma-separated
 	for t in $(for g in ${tests//,/ }; do printf '%s\n' /bench/tests/*/$g; done | sort -u); do
@@ -90,6 +112,10 @@ run_tests() {
 		name=$(basename "$t")
 		name=${name%.sh}
 		[ -z "$only" ] || [[ "$group/$name" == $only* ]] || continue
+		if [ "$lanes" = 2 ]; then
+			[ "$1" = clsact ] && [ "$group" != clsact ] && continue
+			[ "$1" != clsact ] && [ "$group" = clsact ] && continue
+		fi
 		# A script may ask for more time: a "# bench-timeout: SECONDS" line.
 		t_to=
 		case $t in *.sh) t_to=$(sed -n 's/^# bench-timeout: \([0-9]*\).*/\1/p' "$t" | head -1) ;; esac
@@ -98,6 +124,20 @@ run_tests() {
 			timeout_s=${t_to:-$default_timeout} run_one "$group" "$name" "$t"
 		done
 	done
+}
+
+# The guest has two vCPUs: the clsact tests run beside the others, each
+# holding the locks tests/locks gives it (bench.lanes=1: one at a time).
+run_tests() {
+	if [ "$lanes" = 1 ]; then
+		run_lane all
+		return
+	fi
+	# a lane that died leaves its marker missing: the run fails
+	echo clsact other >/results/lanes
+	(run_lane clsact && echo done >/results/lane.clsact) &
+	run_lane other && echo done >/results/lane.other
+	wait
 }
 
 # Test-only switch (make check BREAK=...): provoke a failure the bench must
@@ -131,6 +171,7 @@ probe)
 	;;
 check)
 	mkdir -p /results/kunit /results/tests
+	rm -f /results/lanes /results/lane.*
 	collect_kunit
 	run_kunit_modules
 	[ -z "${BENCH_BREAK:-}" ] || run_break

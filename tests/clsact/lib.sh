@@ -44,12 +44,18 @@ topology_down() {
 	rm -f $PIN
 }
 
-# keys_held_settled: keys_held once a release due now has run (the delay
-# plus a second of slack; the delay is wall-clock jiffies, even under TCG).
+# keys_held_settled: keys_held once a release due now has run: after the
+# delay (wall-clock jiffies, even under TCG), the work that gives back what
+# is no longer wanted may still wait for a CPU: up to 10 s for held to come
+# down to wanted.
 keys_held_settled() {
-	local ms
+	local ms end
 	ms=$(cat /sys/module/sch_clsact/parameters/release_delay_ms)
-	sleep $(((ms + 999) / 1000 + 1))
+	sleep $(((ms + 999) / 1000))
+	end=$((SECONDS + 10))
+	while [ "$(cat $HELD)" != "$(cat $PARAM)" ] && [ $SECONDS -lt $end ]; do
+		sleep 0.2
+	done
 	cat $HELD
 }
 

@@ -13,7 +13,7 @@ loaded() { [ -e /sys/module/"$1" ] && echo yes || echo no; }
 fails() {
 	local desc=$1
 	shift
-	if "$@" >/tmp/tap.out 2>&1; then not_ok "$desc"; diag "it succeeded"; else ok "$desc"; diag "$(head -c 200 /tmp/tap.out)"; fi
+	if "$@" >/tmp/tap.out.$$ 2>&1; then not_ok "$desc"; diag "it succeeded"; else ok "$desc"; diag "$(head -c 200 /tmp/tap.out.$$)"; fi
 }
 
 is "$(loaded sch_clsact) $(loaded sch_ingress)" "no no" "neither qdisc module loaded before the test"

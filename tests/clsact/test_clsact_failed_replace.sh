@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench-timeout: 600
+# bench-timeout: 900
 # Requests that would replace v0's ingress or clsact qdisc and fail, each
 # after the new qdisc has bound a block that already holds filters, over
 # raw rtnetlink (tc cannot ask to replace one kind by the other): the

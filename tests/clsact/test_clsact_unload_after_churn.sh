@@ -46,9 +46,8 @@ ip netns exec peer tc filter add dev v1 ingress matchall action pass
 ip netns exec peer tc filter add dev v1 egress matchall action pass
 pings 3 >/dev/null
 check "delete the peer namespace with clsact and filters on v1" ip netns del peer
-sleep 1
-! ip link show v0 >/dev/null 2>&1 && ok "v0, with clsact and BPF filters, went with its peer" ||
-	not_ok "v0, with clsact and BPF filters, went with its peer"
+is_within 20 gone "v0, with clsact and BPF filters, went with its peer" \
+	bash -c 'ip link show v0 >/dev/null 2>&1 && echo there || echo gone' 
 modprobe dummy
 ip link add t0 type dummy && ip link set t0 up
 tc qdisc add dev t0 clsact

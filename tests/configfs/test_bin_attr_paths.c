@@ -1058,10 +1058,16 @@ static int setup(const char *configfs)
 	return reset_blob();
 }
 
+/* A mount namespace another test is making copies the configfs mount for
+ * a moment: its module may stay busy that long after the umount.
+ */
+#define RMMOD_RETRY(m) "for i in $(seq 25); do rmmod " m " 2>/dev/null && exit 0; " \
+		       "sleep 0.2; done; rmmod " m
+
 static int teardown(void)
 {
 	return rmdir(ITEM) || system("rmmod " SAMPLE " && umount /sys/kernel/config && "
-				     "rmmod configfs_pristine");
+				     RMMOD_RETRY("configfs_pristine"));
 }
 
 int main(void)
@@ -1087,7 +1093,8 @@ int main(void)
 	busy = system("rmmod " SAMPLE " 2>/dev/null");
 	tap_result(busy != 0, "ours: rmmod " SAMPLE " with the file open fails");
 	tap_is_long(close(fd), 0, "ours: close of the reader returns 0");
-	tap_is_long(system("rmmod " SAMPLE " && umount /sys/kernel/config && rmmod configfs"),
+	tap_is_long(system("rmmod " SAMPLE " && umount /sys/kernel/config && "
+			   RMMOD_RETRY("configfs")),
 		    0, "ours: then the sample and configfs unload");
 
 	pristine = 1;

@@ -8,11 +8,15 @@ FLOW=$HERE/flow
 . "$HERE/../lib/netns.sh"
 own_netns csum "$@"
 
+# iface_by_driver DRIVER: DRIVER's port in this namespace (no process is
+# started: under the debug kernel each one costs a good part of a second)
 iface_by_driver() {
 	local d
-	for d in /sys/class/net/*; do
-		[ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = "$1" ] &&
-			{ basename "$d"; return 0; }
+	for d in /sys/class/net/*/device/driver; do
+		[ "$d" -ef "/sys/bus/pci/drivers/$1" ] || continue
+		d=${d%/device/driver}
+		echo "${d##*/}"
+		return 0
 	done
 	return 1
 }
@@ -81,59 +85,75 @@ take_ports() {
 	done
 }
 
-# stacked_on DRIVER: devices of the initial namespace stacked on DRIVER's
-# port here (their link is a port of another namespace with its ifindex)
+# stacked_on DRIVER...: devices of the initial namespace stacked on these
+# drivers' ports here (their link is a port of another namespace with its
+# ifindex)
 stacked_on() {
-	local dev idx
+	local drv dev idx at=
 	[ -n "${OWN_NETNS:-}" ] || return 0
-	dev=$(iface_by_driver "$1") || return 0
-	idx=$(cat "/sys/class/net/$dev/ifindex")
-	host ip -o -d link show | awk -v at="@if$idx:" '
-		index($0, at) && /link-netns/ && /[ \\](vlan|macvlan|macvtap|ipvlan|ipvtap|macsec) / {
-			sub(/@.*/, "", $2); print $2 }'
+	for drv; do
+		dev=$(iface_by_driver "$drv") || continue
+		read -r idx <"/sys/class/net/$dev/ifindex"
+		at+=" @if$idx:"
+	done
+	[ -n "$at" ] || return 0
+	host ip -o -d link show | awk -v at="$at" '
+		BEGIN { n = split(at, a, " ") }
+		/link-netns/ && /[ \\](vlan|macvlan|macvtap|ipvlan|ipvtap|macsec) / {
+			for (i = 1; i <= n; i++)
+				if (index($0, a[i])) { sub(/@.*/, "", $2); print $2; next }
+		}'
 }
 
 setup_topology() {
 	local i
 	# an rx this run left behind; deleting it hands the e1000 back to the
 	# initial namespace
-	ip netns list | grep -qw rx && ip netns del rx
+	[ -e /run/netns/rx ] && ip netns del rx
 	take_ports
 	# another process may stack a device on a new port in the moment it
 	# sits in the initial namespace, and send through it from there; once
 	# the port is here, nothing there can stack on it: delete what did
 	local d stacked
-	stacked=$(stacked_on 8139cp; stacked_on e1000)
-	for d in $stacked; do
-		echo "# $d, of the initial namespace, was stacked on a port: deleted"
-		host ip link del "$d"
-	done
-	stacked=$(stacked_on 8139cp; stacked_on e1000)
-	[ -z "$stacked" ] || { echo "Bail out! devices of the initial namespace stacked on the ports: $stacked"; exit 1; }
+	stacked=$(stacked_on 8139cp e1000)
+	if [ -n "$stacked" ]; then
+		for d in $stacked; do
+			echo "# $d, of the initial namespace, was stacked on a port: deleted"
+			host ip link del "$d"
+		done
+		stacked=$(stacked_on 8139cp e1000)
+		[ -z "$stacked" ] || { echo "Bail out! devices of the initial namespace stacked on the ports: $stacked"; exit 1; }
+	fi
 	TX=$(iface_by_driver 8139cp) || { echo "Bail out! no 8139cp port"; exit 1; }
 	RX=$(iface_by_driver e1000) || { echo "Bail out! no e1000 port"; exit 1; }
+	read -r TX_MAC <"/sys/class/net/$TX/address"
+	read -r RX_MAC <"/sys/class/net/$RX/address"
 	trap 'teardown_topology; exit 1' TERM INT
 	ip netns add rx
-	ip netns exec rx sysctl -qw net.ipv4.ip_forward=0	# not the initial namespace's
-	ip link set "$RX" netns rx
-	ip addr add 198.18.81.1/24 dev "$TX"
-	ip -6 addr add 2001:db8:81::1/64 dev "$TX" nodad
 	# as little chatter of its own from the port as IPv6 allows (counter
 	# windows measure again when a frame of another leaves in them)
-	sysctl -qw "net.ipv6.conf.$TX.router_solicitations=0"
-	ip link set "$TX" up
-	ip -n rx link set lo up
-	ip -n rx addr add 198.18.81.2/24 dev "$RX"
-	ip -n rx -6 addr add 2001:db8:81::2/64 dev "$RX" nodad
-	ip -n rx link set "$RX" up
-	ip netns exec rx ethtool -K "$RX" rx off gro off >/dev/null
-	RX_MAC=$(ip -n rx -br link show "$RX" | awk '{print $3}')
-	TX_MAC=$(ip -br link show "$TX" | awk '{print $3}')
-	# no neighbour probes either way (a reply from the port is a frame too)
-	ip neigh replace 198.18.81.2 lladdr "$RX_MAC" dev "$TX" nud permanent
-	ip -6 neigh replace 2001:db8:81::2 lladdr "$RX_MAC" dev "$TX" nud permanent
-	ip -n rx neigh replace 198.18.81.1 lladdr "$TX_MAC" dev "$RX" nud permanent
-	ip -n rx -6 neigh replace 2001:db8:81::1 lladdr "$TX_MAC" dev "$RX" nud permanent
+	echo 0 >"/proc/sys/net/ipv6/conf/$TX/router_solicitations"
+	# one ip process a namespace: no neighbour probes either way (a reply
+	# from the port is a frame too)
+	ip -force -b - <<-EOF || { echo "Bail out! cannot set up the port"; exit 1; }
+		link set dev $RX netns rx
+		address add 198.18.81.1/24 dev $TX
+		address add 2001:db8:81::1/64 dev $TX nodad
+		link set dev $TX up
+		neighbour replace 198.18.81.2 lladdr $RX_MAC dev $TX nud permanent
+		neighbour replace 2001:db8:81::2 lladdr $RX_MAC dev $TX nud permanent
+	EOF
+	ip -n rx -force -b - <<-EOF || { echo "Bail out! cannot set up the receiver"; exit 1; }
+		link set dev lo up
+		address add 198.18.81.2/24 dev $RX
+		address add 2001:db8:81::2/64 dev $RX nodad
+		link set dev $RX up
+		neighbour replace 198.18.81.1 lladdr $TX_MAC dev $RX nud permanent
+		neighbour replace 2001:db8:81::1 lladdr $TX_MAC dev $RX nud permanent
+	EOF
+	# not the initial namespace's forwarding; the stack verifies checksums
+	ip netns exec rx sh -c "echo 0 >/proc/sys/net/ipv4/ip_forward &&
+		ethtool -K $RX rx off gro off >/dev/null"
 	# wait for the links (the e1000 model reports link up after a moment)
 	for i in $(seq 50); do
 		ping -c1 -W1 198.18.81.2 >/dev/null 2>&1 && break
@@ -176,13 +196,14 @@ add_vxlan() {
 }
 
 teardown_topology() {
-	ip netns del rx 2>/dev/null
-	ip link del tx.100 2>/dev/null
-	ip link del tx.ad 2>/dev/null
-	ip link del vx4 2>/dev/null
-	ip link del vx6 2>/dev/null
+	local d
+	[ -e /run/netns/rx ] && ip netns del rx
+	for d in tx.100 tx.ad vx4 vx6; do
+		[ -e "/sys/class/net/$d" ] && ip link del "$d"
+	done
+	[ -n "${TX:-}" ] && [ -e "/sys/class/net/$TX" ] || return 0
 	ethtool -K "$TX" txvlan on >/dev/null 2>&1
-	ip addr flush dev "$TX" 2>/dev/null
+	ip addr flush dev "$TX"
 }
 
 # watch_start PORT [quiet] / watch_stop: a window on the port for a flow on

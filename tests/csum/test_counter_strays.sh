@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench-timeout: 300
+# bench-timeout: 600
 # Attacks the counter windows' immunity to frames of others (lib.sh flow(),
 # raw_frames watch, port_counters.h): a frame of another (ping, UDP over
 # IPv4 and IPv6, ARP) leaves the port inside the first window of each

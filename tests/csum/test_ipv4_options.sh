@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench-timeout: 600
+# bench-timeout: 900
 # IPv4 headers with options (IP_OPTIONS) through 8139cp, TCP and UDP, with
 # and without a VLAN tag. The chip sums a pseudo-header of its own, from the
 # addresses in the IPv4 header. With a loose or strict source route (LSRR,

@@ -29,7 +29,19 @@ is() {
 check() {
 	local desc=$1
 	shift
-	if "$@" >/tmp/tap.out 2>&1; then ok "$desc"; else not_ok "$desc"; sed 's/^/# /' /tmp/tap.out; fi
+	if "$@" >/tmp/tap.out.$$ 2>&1; then ok "$desc"; else not_ok "$desc"; sed 's/^/# /' /tmp/tap.out.$$; fi
+}
+
+# is_within SECONDS WANT DESCRIPTION CMD...: CMD's output becomes WANT
+# within SECONDS (asked again every 0.2 s), for what the kernel finishes
+# later (a netns teardown, a delayed work) on a guest that may be busy
+is_within() {
+	local end=$((SECONDS + $1)) want=$2 desc=$3 got
+	shift 3
+	while got=$("$@" 2>&1); [ "$got" != "$want" ] && [ $SECONDS -lt $end ]; do
+		sleep 0.2
+	done
+	is "$got" "$want" "$desc"
 }
 
 # tap_include CMD...: CMD's TAP lines as results of this test, renumbered;
