@@ -105,6 +105,18 @@ stacked_on() {
 		}'
 }
 
+# port_lines DEV ADDR4 ADDR6 PEER4 PEER6 PEER_MAC: ip -batch lines that put
+# the addresses on DEV, bring it up and make the peer's addresses known for
+# good: no neighbour probes either way (a reply from the port is a frame
+# too). One ip process a namespace.
+port_lines() {
+	echo "address add $2/24 dev $1"
+	echo "address add $3/64 dev $1 nodad"
+	echo "link set dev $1 up"
+	echo "neighbour replace $4 lladdr $6 dev $1 nud permanent"
+	echo "neighbour replace $5 lladdr $6 dev $1 nud permanent"
+}
+
 setup_topology() {
 	local i
 	# an rx this run left behind; deleting it hands the e1000 back to the
@@ -133,24 +145,14 @@ setup_topology() {
 	# as little chatter of its own from the port as IPv6 allows (counter
 	# windows measure again when a frame of another leaves in them)
 	echo 0 >"/proc/sys/net/ipv6/conf/$TX/router_solicitations"
-	# one ip process a namespace: no neighbour probes either way (a reply
-	# from the port is a frame too)
-	ip -force -b - <<-EOF || { echo "Bail out! cannot set up the port"; exit 1; }
-		link set dev $RX netns rx
-		address add 198.18.81.1/24 dev $TX
-		address add 2001:db8:81::1/64 dev $TX nodad
-		link set dev $TX up
-		neighbour replace 198.18.81.2 lladdr $RX_MAC dev $TX nud permanent
-		neighbour replace 2001:db8:81::2 lladdr $RX_MAC dev $TX nud permanent
-	EOF
-	ip -n rx -force -b - <<-EOF || { echo "Bail out! cannot set up the receiver"; exit 1; }
-		link set dev lo up
-		address add 198.18.81.2/24 dev $RX
-		address add 2001:db8:81::2/64 dev $RX nodad
-		link set dev $RX up
-		neighbour replace 198.18.81.1 lladdr $TX_MAC dev $RX nud permanent
-		neighbour replace 2001:db8:81::1 lladdr $TX_MAC dev $RX nud permanent
-	EOF
+	{
+		echo "link set dev $RX netns rx"
+		port_lines "$TX" 198.18.81.1 2001:db8:81::1 198.18.81.2 2001:db8:81::2 "$RX_MAC"
+	} | ip -force -b - || { echo "Bail out! cannot set up the port"; exit 1; }
+	{
+		echo "link set dev lo up"
+		port_lines "$RX" 198.18.81.2 2001:db8:81::2 198.18.81.1 2001:db8:81::1 "$TX_MAC"
+	} | ip -n rx -force -b - || { echo "Bail out! cannot set up the receiver"; exit 1; }
 	# not the initial namespace's forwarding; the stack verifies checksums
 	ip netns exec rx sh -c "echo 0 >/proc/sys/net/ipv4/ip_forward &&
 		ethtool -K $RX rx off gro off >/dev/null"
