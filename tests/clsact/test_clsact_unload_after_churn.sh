@@ -47,7 +47,7 @@ ip netns exec peer tc filter add dev v1 egress matchall action pass
 pings 3 >/dev/null
 check "delete the peer namespace with clsact and filters on v1" ip netns del peer
 is_within 20 gone "v0, with clsact and BPF filters, went with its peer" \
-	bash -c 'ip link show v0 >/dev/null 2>&1 && echo there || echo gone' 
+	bash -c 'ip link show v0 >/dev/null 2>&1 && echo there || echo gone'
 modprobe dummy
 ip link add t0 type dummy && ip link set t0 up
 tc qdisc add dev t0 clsact
