@@ -1,0 +1,120 @@
+#!/bin/bash
+# bench-timeout: 600
+# The tc hooks' static keys, counted in the running kernel (static_key
+# reads them through /proc/kcore), for the tree's sch_ingress and for ours
+# in the same boot. With the series in patches/sched, an ingress or clsact
+# qdisc takes a hook's key only while chain 0 of its block has filters,
+# one reference per qdisc and direction, and a key goes off a second after
+# its last reference only where the kernel patches static keys into its
+# text (CONFIG_JUMP_LABEL: the perf kernel, Debian's). On a kernel without
+# the series (make stock-check) the tree's qdiscs hold the keys for as long
+# as they exist, and ours still takes them only with filters. Then the
+# kernel's own selftest net/tc_ingress_filters.py: filters run from the
+# first packet after they are added, whenever that is.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/lib.sh"
+own_netns clsact "$@"
+SK=$CLSACT_DIR/static_key
+KST=/bench/selftests/net
+SERIES=0	# the bench kernel carries patches/, Debian's does not
+case $(uname -r) in *-lk45) SERIES=1 ;; esac
+DEFERRED=0	# keys go off after a delay only with CONFIG_JUMP_LABEL
+grep -qw jump_label_update_timeout /proc/kallsyms && DEFERRED=1
+# ours holds tcf_sw_enabled_key with each hook key where the core does not
+# defer it (see modules/sch_clsact/Kbuild)
+OURS_SW=$((1 - SERIES))
+
+cleanup() {
+	tc qdisc del dev v0 clsact 2>/dev/null
+	tc qdisc del dev v0 ingress 2>/dev/null
+	ip link del d1 2>/dev/null
+	topology_down
+}
+trap cleanup EXIT
+
+# keys: "INGRESS EGRESS SW", the three keys' reference counts
+keys() { "$SK" ingress_needed_key egress_needed_key tcf_sw_enabled_key | awk '{ printf "%s%s", s, $2; s = " " }'; }
+filter() { tc filter "$1" block "$2" protocol ip pref 1 matchall ${3:+action pass}; }
+
+if ! out=$("$SK" ingress_needed_key 2>&1); then
+	skip "the hooks' static keys" "cannot read them: $out"
+	done_testing
+fi
+modprobe dummy && modprobe veth && modprobe cls_matchall && modprobe act_gact
+modprobe -r sch_clsact sch_ingress 2>/dev/null
+topology_up
+# A test before this one may leave a release pending.
+is_within 10 "0 0 0" "no hook key held before the test" keys
+
+for mod in sch_ingress sch_clsact; do
+	who=$mod
+	[ $mod = sch_clsact ] && who=ours
+	check "$who: load" modprobe --ignore-install $mod
+	# empty: no key; the tree's without the series holds both
+	check "$who: an empty clsact qdisc on v0" tc qdisc add dev v0 ingress_block 7 egress_block 9 clsact
+	want="0 0 0"
+	[ $who = sch_ingress ] && [ $SERIES = 0 ] && want="1 1 0"
+	is "$(keys)" "$want" "$who: empty clsact qdisc: hook keys $want"
+
+	check "$who: a filter on the ingress block" filter add 7 pass
+	[ $who = ours ] && sw=$((1 + OURS_SW)) || sw=1
+	want="1 0 $sw"
+	[ $who = sch_ingress ] && [ $SERIES = 0 ] && want="1 1 1"
+	is "$(keys)" "$want" "$who: an ingress filter: keys $want"
+	check "$who: a filter on the egress block" filter add 9 pass
+	[ $who = ours ] && sw=$((2 + 2 * OURS_SW)) || sw=2
+	is "$(keys)" "1 1 $sw" "$who: filters in both directions: keys 1 1 $sw"
+
+	# a second device on the same blocks: one reference per qdisc
+	ip link add d1 type dummy && ip link set d1 up
+	check "$who: d1's clsact qdisc shares blocks 7 and 9" tc qdisc add dev d1 ingress_block 7 egress_block 9 clsact
+	[ $who = ours ] && sw=$((2 + 4 * OURS_SW)) || sw=2
+	is "$(keys)" "2 2 $sw" "$who: two qdiscs with filters: keys 2 2 $sw"
+	# a request that fails after binding a block takes nothing for good
+	out=$(tc qdisc replace dev d1 ingress_block 7 egress_block 7 clsact 2>&1)
+	is "$?:$(grep -c 'block dev insert failed' <<<"$out")" "2:1" "$who: one block for both directions is refused (EBUSY)"
+	is "$(keys)" "2 2 $sw" "$who: after the refused requests: keys 2 2 $sw"
+	check "$who: d1's qdisc deleted" tc qdisc del dev d1 clsact
+	ip link del d1
+	settle=0
+	{ [ $who = ours ] || [ $DEFERRED = 1 ]; } && settle=1
+	[ $who = ours ] && sw=$((2 + 2 * OURS_SW)) || sw=2
+	is_within $((settle * 10)) "1 1 $sw" "$who: d1's references given back: keys 1 1 $sw" keys
+
+	# filters deleted: the keys go (after the delay where there is one)
+	printf 'filter del block %s protocol ip pref 1 matchall\n' 7 9 >/tmp/hook_keys.batch
+	t0=${EPOCHREALTIME/./}
+	check "$who: both filters deleted" tc -b /tmp/hook_keys.batch
+	now=$(keys)
+	ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	want="0 0 0"
+	[ $who = sch_ingress ] && [ $SERIES = 0 ] && want="1 1 0"
+	if [ $settle = 0 ]; then
+		:
+	elif [ $ms -lt 1000 ]; then
+		is "${now% *}" "1 1" "$who: filters deleted: the hook keys stay for the delay (read after $ms ms)"
+	else
+		skip "$who: filters deleted: the hook keys stay for the delay" "read only after $ms ms"
+	fi
+	is_within $((settle * 10)) "$want" "$who: filters deleted: keys $want" keys
+
+	# a loop of filter changes on the empty qdisc
+	for _ in $(seq 300); do
+		echo "filter add block 7 protocol ip pref 1 matchall action pass"
+		echo "filter del block 7 protocol ip pref 1 matchall"
+	done >/tmp/hook_keys.batch
+	check "$who: 300 filter add/delete pairs in one tc batch" tc -b /tmp/hook_keys.batch
+	is_within $((settle * 10)) "$want" "$who: after the loop: keys $want" keys
+	check "$who: qdisc deleted" tc qdisc del dev v0 clsact
+	is_within $((settle * 10)) "0 0 0" "$who: qdisc deleted: no key held" keys
+
+	# the kernel's selftest, with this module
+	(cd $KST && timeout --foreground -k 5 300 python3 ./tc_ingress_filters.py) >/results/tc_ingress_filters.$who.log 2>&1
+	st=$(sed -nE 's/^not ok [0-9]+ tc_ingress_filters\.([a-z_]+).*/\1 fail/p
+		s/^ok [0-9]+ tc_ingress_filters\.([a-z_]+)$/\1 pass/p' /results/tc_ingress_filters.$who.log | sort | tr '\n' ' ')
+	is "$st" "test_clsact_filters_run pass test_ingress_filters_run pass test_shared_block_filters_run pass " \
+		"$who: the kernel's selftest net/tc_ingress_filters.py passes (log: /results/tc_ingress_filters.$who.log)"
+	is_within $((settle * 10)) "0 0 0" "$who: after the selftest: no key held" keys
+	check "$who: unload" modprobe -r $mod
+done
+done_testing
