@@ -33,8 +33,9 @@
  * the hooks' keys and tcf_sw_enabled_key by a second: keys_held and
  * keys_release_work here). On a kernel with both the core bounds the
  * changes of tcf_sw_enabled_key itself, and the module leaves it alone
- * (HAVE_DEFERRED_TC_KEYS); test_clsact_hook_keys checks that the tree's
- * module and this one hold the same keys at each step.
+ * (HAVE_DEFERRED_TC_KEYS); its own delay then comes on top of the core's.
+ * test_clsact_hook_keys checks that the tree's module and this one hold
+ * the same keys once their delays have passed.
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
