@@ -124,4 +124,23 @@ for mod in sch_ingress sch_clsact; do
 	is_within $((settle * 10)) "0 0 0" "$who: after the selftest: no key held" keys
 	check "$who: unload" modprobe -r $mod
 done
+
+# An empty qdisc costs nothing only while nothing else holds the hook's
+# key: a tcx program on another device holds it itself.
+BPFFS=/run/hook_keys_bpf	# bpffs of this test's own mount namespace
+mkdir -p $BPFFS && mount -t bpf bpf $BPFFS
+ip link add d3 type dummy && ip link set d3 up
+check "a tcx program on d3's ingress hook" "$CLSACT_DIR/tcx_attach" d3 ingress $BPFFS/tcx_in
+is "$(keys)" "1 0 0" "tcx on d3: the ingress key held, by tcx"
+check "the tree's sch_ingress: load" modprobe --ignore-install sch_ingress
+check "an empty clsact qdisc on v0" tc qdisc add dev v0 clsact
+want="1 0 0"
+[ $SERIES = 0 ] && want="2 1 0"
+is "$(keys)" "$want" "with tcx on d3, v0's empty clsact: keys $want"
+check "v0's clsact deleted" tc qdisc del dev v0 clsact
+check "the tcx program detached (its pin removed)" rm $BPFFS/tcx_in
+is_within 10 "0 0 0" "tcx gone: no key held" keys
+ip link del d3
+umount $BPFFS
+check "the tree's sch_ingress: unload" modprobe -r sch_ingress
 done_testing
