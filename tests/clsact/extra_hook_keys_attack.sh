@@ -339,11 +339,11 @@ case_failed() {
 		"filter add block 9 pref 1 protocol ip flower skip_sw action pass" \
 		"filter add block 7 pref 1 protocol ip matchall action vlan push id 4095" \
 		"filter add block 9 pref 1 protocol ip flower action vlan push id 4095" \
-		"filter add block 7 pref 2 protocol ip flower handle 1 action pass" \
-		"filter add block 7 pref 2 protocol ip flower handle 1 action pass" \
+		"filter add block 7 pref 2 protocol ip handle 1 flower action pass" \
+		"filter add block 7 pref 2 protocol ip handle 1 flower action pass" \
 		"filter add block 7 pref 2 protocol ipv6 flower action pass" \
 		"filter add block 7 pref 2 protocol ip matchall action pass" \
-		"filter del block 7 pref 2 protocol ip flower handle 1" \
+		"filter del block 7 pref 2 protocol ip handle 1 flower" \
 		"chain add block 9 chain 0 protocol ip flower dst_ip $B" \
 		"filter add block 9 pref 1 protocol ip matchall action pass" \
 		"filter add block 9 pref 1 protocol ip flower src_ip $A action pass" \
@@ -411,13 +411,13 @@ write_churn_batches() {
 		"filter add block 7 pref 2 protocol ip flower skip_sw action continue" \
 		"filter del block 7 pref 2" \
 		"filter del block 9 pref 2" \
-		"filter add block 7 pref 3 protocol ip flower handle 1 action continue" \
-		"filter add block 7 pref 3 protocol ip flower handle 1 action continue" \
+		"filter add block 7 pref 3 protocol ip handle 1 flower action continue" \
+		"filter add block 7 pref 3 protocol ip handle 1 flower action continue" \
 		"filter add block 9 pref 3 protocol ip flower action vlan push id 4095" \
 		"filter del block 7 pref 3"
 	batch $T/w2.batch \
-		"filter add block 7 pref 2 protocol ip flower handle 2 action continue" \
-		"filter del block 7 pref 2 protocol ip flower handle 2" \
+		"filter add block 7 pref 2 protocol ip handle 2 flower action continue" \
+		"filter del block 7 pref 2 protocol ip handle 2 flower" \
 		"filter add block 9 pref 3 protocol ip flower action continue" \
 		"filter del block 9 pref 3" \
 		"filter add block 7 pref 4 protocol ip matchall action continue" \
