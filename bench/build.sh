@@ -3,9 +3,10 @@
 # initramfs and the guest tests. Incremental: unchanged inputs rebuild nothing.
 . "$(dirname "$0")/lib.sh"
 
-FRAGMENTS=("$REPO"/config/*.config)
+# The debug kernel runs the tests, the perf kernel the benchmarks.
+FRAGMENTS=("$REPO"/config/bench.config "$REPO"/config/debug.config)
 if [ "$BENCH_KERNEL" = perf ]; then
-	FRAGMENTS=("$REPO"/config/bench.config)
+	FRAGMENTS=("$REPO"/config/bench.config "$REPO"/config/perf.config)
 fi
 # LOCALVERSION= keeps setlocalversion from appending "+" for the git tree.
 KMAKE=(make -s -C "$TREE" O="$KOUT" ARCH=x86_64 LOCALVERSION= -j"$JOBS")
@@ -210,9 +211,11 @@ build_tests() {
 		"$TREE/tools/testing/selftests/net/test_ingress_egress_chaining.sh" \
 		"$STAGE/selftests/net/"
 	rsync -a "$TREE/tools/testing/selftests/kselftest" "$STAGE/selftests/" 2>/dev/null || true
-	# net/tc_ingress_replace.py, laid out as an installed kselftest tree
-	# (its Python library finds the YNL library and specs there)
-	cp "$TREE/tools/testing/selftests/net/tc_ingress_replace.py" "$STAGE/selftests/net/"
+	# net/tc_ingress_replace.py and tc_ingress_filters.py, laid out as an
+	# installed kselftest tree (its Python library finds the YNL library
+	# and specs there)
+	cp "$TREE/tools/testing/selftests/net/tc_ingress_replace.py" \
+		"$TREE/tools/testing/selftests/net/tc_ingress_filters.py" "$STAGE/selftests/net/"
 	mkdir -p "$STAGE/selftests/net/lib/ynl"
 	rsync -a --delete "$TREE/tools/net/ynl/lib/" "$STAGE/selftests/net/lib/ynl/lib/"
 	rsync -a --delete "$TREE/Documentation/netlink/specs/" "$STAGE/selftests/net/lib/specs/"

@@ -11,8 +11,9 @@ SRC_PACKAGE=linux-source-6.12
 TREE=${TREE:-$BENCH_CACHE/linux} # git tree: pristine commit + our series
 PATCHES=${PATCHES:-$REPO/patches}
 # Tests boot the debug kernel. Benchmarks boot one built from the same tree
-# without config/debug.config: KASAN and lockdep tax every C load but not
-# the assembly (csum_partial), which would swamp the ratios measured.
+# with config/perf.config instead of config/debug.config: KASAN and lockdep
+# tax every C load but not the assembly (csum_partial), which would swamp
+# the ratios measured.
 BENCH_KERNEL=${BENCH_KERNEL:-debug}
 case $BENCH_KERNEL in
 debug) flavour= ;;

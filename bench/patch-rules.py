@@ -26,7 +26,8 @@ Per patch:
 Per topic:
   dates      not one Date: for the whole series.
   prefix     a networking topic's subject prefix: PATCH net for its fixes
-             (fixes-only), PATCH net-next for the rest.
+             (fixes-only, or every patch a fix with Fixes: but the
+             selftests that go with them), PATCH net-next for the rest.
   letter     the cover letter (or a one-patch topic's notes) names the base
              (Debian linux-source-6.12 SOURCE_VERSION) and says whether the
              patches apply to mainline, with no TODO left; one for an ACPICA
@@ -264,6 +265,9 @@ def check_topic(patches, topic, paths):
     fixes_only = os.path.exists(os.path.join(tdir, 'fixes-only'))
     net = any(p.startswith(('net/', 'drivers/net/')) for p in paths)
     dates, all_notes, acpica = [], [], False
+    # a net series: fixes, each with Fixes:, and the selftests that go
+    # with them
+    fixes_seen, features_seen = False, False
     for n in names:
         name = '%s/%s' % (topic, n)
         h, msg, notes, added, files = parse(os.path.join(tdir, n))
@@ -282,6 +286,10 @@ def check_topic(patches, topic, paths):
         # stable
         has_fixes = re.search(r'^Fixes: [0-9a-f]{12,} \(".*"\)$', msg, re.M)
         has_stable = re.search(r'^Cc:.*\bstable@(vger\.)?kernel\.org', msg, re.M | re.I)
+        if has_fixes:
+            fixes_seen = True
+        elif not all(f.startswith('tools/testing/selftests/') for f in files):
+            features_seen = True
         bad = []
         if has_stable and not has_fixes:
             bad.append('Cc: stable without Fixes:')
@@ -316,9 +324,10 @@ def check_topic(patches, topic, paths):
     pf = os.path.join(tdir, 'subject-prefix')
     prefix = read(pf).split('\n')[0].strip() if os.path.exists(pf) else 'PATCH'
     if net:
-        want = 'PATCH net' if fixes_only else 'PATCH net-next'
+        fixes = fixes_only or (fixes_seen and not features_seen)
+        want = 'PATCH net' if fixes else 'PATCH net-next'
         verdict(prefix == want, '%s: subject prefix [%s] (networking %s: [%s])'
-                % (topic, prefix, 'fixes' if fixes_only else 'features', want))
+                % (topic, prefix, 'fixes' if fixes else 'features', want))
     # who: the cover letter stores no one either; cc holds real addresses
     cl = os.path.join(tdir, 'cover-letter')
     ccf = os.path.join(tdir, 'cc')

@@ -24,6 +24,18 @@
  * the core itself changes whenever a block gains its first software filter
  * or loses its last. The price: while a qdisc here has filters, blocks whose
  * filters are all skip_sw are tested per packet, as before that key existed.
+ *
+ * This is the backport, for kernels without them, of two changes to the
+ * kernel itself: "net/sched: ingress, clsact: take a hook's static key only
+ * while it has filters" (the key follows chain 0 in each direction:
+ * clsact_head_change() here, ingress_hook_key() in sch_ingress.c) and "net:
+ * turn off the tc hooks' static keys only after a delay" (the core defers
+ * the hooks' keys and tcf_sw_enabled_key by a second: keys_held and
+ * keys_release_work here). On a kernel with both the core bounds the
+ * changes of tcf_sw_enabled_key itself, and the module leaves it alone
+ * (HAVE_DEFERRED_TC_KEYS); its own delay then comes on top of the core's.
+ * test_clsact_hook_keys checks that the tree's module and this one hold
+ * the same keys once their delays have passed.
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -143,11 +155,26 @@ static const struct kernel_param_ops delay_ops = {
 module_param_cb(release_delay_ms, &delay_ops, &release_delay_ms, 0644);
 MODULE_PARM_DESC(release_delay_ms, "delay before an unwanted static key is given back (0: at once, at most 3600000)");
 
+#ifdef HAVE_DEFERRED_TC_KEYS
+static void clsact_sw_key(bool take)
+{
+}
+#else
+static void clsact_sw_key(bool take)
+{
+	BUILD_BUG_ON(!__same_type(tcf_sw_enabled_key, struct static_key_false));
+	if (take)
+		static_branch_inc(&tcf_sw_enabled_key);
+	else
+		static_branch_dec(&tcf_sw_enabled_key);
+}
+#endif
+
 static void clsact_key_ref(int dir, bool take)
 {
 	lockdep_assert_held(&keys_lock);
 	if (take) {
-		static_branch_inc(&tcf_sw_enabled_key);
+		clsact_sw_key(true);
 		if (dir == DIR_INGRESS)
 			net_inc_ingress_queue();
 		else
@@ -158,7 +185,7 @@ static void clsact_key_ref(int dir, bool take)
 			net_dec_ingress_queue();
 		else
 			net_dec_egress_queue();
-		static_branch_dec(&tcf_sw_enabled_key);
+		clsact_sw_key(false);
 		keys_held[dir]--;
 	}
 	WRITE_ONCE(key_changes, key_changes + 1);
