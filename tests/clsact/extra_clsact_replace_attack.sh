@@ -200,26 +200,7 @@ attempt() {
 	# shellcheck disable=SC2046
 	flow "$desc: block(s) ${blocks:-none} count each packet, no other block any" $(ex $blocks)
 }
-# hold_start CMD...: CMD, a tc filter request for a "basic" filter, holds
-# the qdisc it found until hold_end: the kernel loads cls_basic for it
-# without RTNL, and modprobe's install rule for cls_basic waits.
-hold_start() {
-	modprobe -r cls_basic 2>/dev/null
-	grep -q '^cls_basic ' /proc/modules && { diag "cls_basic still loaded (in use)"; return 1; }
-	echo "install cls_basic touch $HOLD.in; while [ -e $HOLD ]; do sleep 0.05; done; modprobe --ignore-install cls_basic" >$HOLD_RULE
-	rm -f $HOLD.in && touch $HOLD
-	"$@" >$T/hold.out 2>&1 &
-	hold_pid=$!
-	for _ in $(seq 300); do [ -e $HOLD.in ] && return 0; sleep 0.05; done
-	return 1
-}
-hold_end() {
-	rm -f $HOLD
-	hold_rc=-
-	[ -z "$hold_pid" ] || { wait "$hold_pid"; hold_rc=$?; }
-	hold_pid=
-	rm -f $HOLD_RULE $HOLD.in
-}
+# hold_start, hold_end: lib.sh
 # v0_home [NS]: v0's address, link and static neighbour, in NS
 v0_home() {
 	local n=(${1:+-n "$1"})

@@ -265,27 +265,7 @@ batch() { local f=$1; shift; printf '%s\n' "$@" >"$f"; }
 failed() {
 	tc -force -batch "$1" 2>&1 | sed -n 's/^Command failed .*:\([0-9]*\)$/\1/p' | tr '\n' ' ' | sed 's/ $//'
 }
-# hold_start CMD...: CMD, a tc filter request for a "basic" filter, holds
-# the qdisc it found until hold_end: the kernel loads cls_basic for it
-# without RTNL, and modprobe's install rule for cls_basic waits.
-hold_start() {
-	modprobe -r cls_basic 2>/dev/null
-	[ -d /sys/module/cls_basic ] && { diag "cls_basic still loaded (in use or built in)"; return 1; }
-	echo "install cls_basic touch $HOLD.in; while [ -e $HOLD ]; do sleep 0.1; done; modprobe --ignore-install cls_basic" >$HOLD_RULE
-	rm -f $HOLD.in
-	: >$HOLD
-	"$@" >$T/hold.out 2>&1 &
-	hold_pid=$!
-	for _ in $(seq 300); do [ -e $HOLD.in ] && return 0; nap 0.05; done
-	return 1
-}
-hold_end() {
-	rm -f $HOLD
-	hold_rc=-
-	[ -z "$hold_pid" ] || { wait "$hold_pid"; hold_rc=$?; }
-	hold_pid=
-	rm -f $HOLD_RULE $HOLD.in
-}
+# hold_start, hold_end: lib.sh
 bg_stop() {
 	local p
 	rm -f $RUN

@@ -125,3 +125,27 @@ udp_from_peer() {
 	printf "$1" | ip netns exec peer socat -u - UDP4-SENDTO:$A:7777
 	wait $pid
 }
+
+# hold_start CMD...: CMD, a request that makes the kernel load cls_basic
+# while it holds a qdisc (a filter request without RTNL), in the
+# background, kept inside that module load by modprobe's install rule
+# until hold_end. The caller sets HOLD, HOLD_RULE (in a modprobe.d
+# directory) and T (a scratch directory); hold_rc is CMD's status.
+# shellcheck disable=SC2153 # HOLD is the caller's
+hold_start() {
+	modprobe -r cls_basic 2>/dev/null
+	grep -q '^cls_basic ' /proc/modules && { diag "cls_basic still loaded (in use)"; return 1; }
+	echo "install cls_basic touch $HOLD.in; while [ -e $HOLD ]; do sleep 0.05; done; modprobe --ignore-install cls_basic" >"$HOLD_RULE"
+	rm -f "$HOLD.in" && touch "$HOLD"
+	"$@" >"$T/hold.out" 2>&1 &
+	hold_pid=$!
+	for _ in $(seq 300); do [ -e "$HOLD.in" ] && return 0; sleep 0.05; done
+	return 1
+}
+hold_end() {
+	rm -f "$HOLD"
+	hold_rc=-
+	[ -z "$hold_pid" ] || { wait "$hold_pid"; hold_rc=$?; }
+	hold_pid=
+	rm -f "$HOLD_RULE" "$HOLD.in"
+}
