@@ -20,26 +20,32 @@ static void __attribute__((noreturn)) die(const char *what, const char *name)
 	exit(1);
 }
 
-static unsigned long long sym_addr(const char *name)
+/* Each name's address, from one pass over /proc/kallsyms. */
+static void sym_addrs(int n, char **names, unsigned long long *addrs)
 {
 	char line[512], sym[256], type;
 	unsigned long long addr;
 	FILE *f = fopen("/proc/kallsyms", "r");
+	int i;
 
 	if (!f)
 		die("cannot open /proc/kallsyms", strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		/* module symbols carry a "[module]" column: only the kernel's */
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    !strcmp(sym, name) && !strchr(line, '[')) {
-			fclose(f);
-			if (!addr)
-				die("kallsyms hides addresses (kptr_restrict)", name);
-			return addr;
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) != 3 || strchr(line, '['))
+			continue;
+		for (i = 0; i < n; i++) {
+			if (!addrs[i] && !strcmp(sym, names[i])) {
+				if (!addr)
+					die("kallsyms hides addresses (kptr_restrict)", names[i]);
+				addrs[i] = addr;
+			}
 		}
 	}
 	fclose(f);
-	die("no such symbol in /proc/kallsyms", name);
+	for (i = 0; i < n; i++)
+		if (!addrs[i])
+			die("no such symbol in /proc/kallsyms", names[i]);
 }
 
 /* The file offset of a kernel virtual address, from kcore's PT_LOADs. */
@@ -64,6 +70,7 @@ static off_t kcore_offset(int fd, unsigned long long addr, size_t len)
 
 int main(int argc, char **argv)
 {
+	unsigned long long *addrs;
 	int fd, i, count;
 
 	if (argc < 2)
@@ -71,14 +78,17 @@ int main(int argc, char **argv)
 	fd = open("/proc/kcore", O_RDONLY);
 	if (fd < 0)
 		die("cannot open /proc/kcore", strerror(errno));
+	addrs = calloc(argc, sizeof(*addrs));
+	if (!addrs)
+		die("out of memory", NULL);
+	sym_addrs(argc - 1, argv + 1, addrs);
 	for (i = 1; i < argc; i++) {
-		unsigned long long addr = sym_addr(argv[i]);
-
 		if (pread(fd, &count, sizeof(count),
-			  kcore_offset(fd, addr, sizeof(count))) != sizeof(count))
+			  kcore_offset(fd, addrs[i - 1], sizeof(count))) != sizeof(count))
 			die("cannot read the key", argv[i]);
 		printf("%s %d\n", argv[i], count);
 	}
+	free(addrs);
 	close(fd);
 	return 0;
 }
