@@ -264,6 +264,24 @@ if [ ${#order[@]} -gt 0 ]; then
 		verdict 1 "Debian config, W=1: new warnings or errors"
 		echo "$new" | sed 's/^/    /'
 	fi
+	# The helpers' KUnit suite under Debian's config, whose SCTP is a
+	# module: KUnit is off there, so it is enabled (as a module) for this
+	# one object, after the comparison above
+	if grep -q '^config SKB_CSUM_OFFLOAD_KUNIT_TEST' "$WT/net/Kconfig"; then
+		"$WT/scripts/config" --file "$DOBJ/.config" --module KUNIT \
+			--module SKB_CSUM_OFFLOAD_KUNIT_TEST
+		make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= olddefconfig >/dev/null 2>&1
+		sctp=$(sed -n 's/^CONFIG_IP_SCTP=//p' "$DOBJ/.config")
+		kt=$(sed -n 's/^CONFIG_SKB_CSUM_OFFLOAD_KUNIT_TEST=//p' "$DOBJ/.config")
+		o=net/core/skb_csum_offload_test.o
+		if out=$(make -s -C "$WT" O="$DOBJ" ARCH=x86_64 LOCALVERSION= W=1 "$o" 2>&1) &&
+			[ "$kt" = m ] && [ -f "$DOBJ/$o" ] && ! grep -qE 'warning:|error:' <<<"$out"; then
+			verdict 0 "Debian config (IP_SCTP=${sctp:-n}) with KUNIT=m: the helpers' KUnit suite builds as a module, W=1 without warning ($o)"
+		else
+			verdict 1 "Debian config (IP_SCTP=${sctp:-n}) with KUNIT=m: the helpers' KUnit suite (CONFIG_SKB_CSUM_OFFLOAD_KUNIT_TEST=${kt:-unset}) does not build cleanly"
+			echo "$out" | grep -E 'warning:|error:' | head -20 | sed 's/^/    /'
+		fi
+	fi
 	reset_tree
 fi
 echo "$pass passed, $fail failed"

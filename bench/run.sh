@@ -135,7 +135,7 @@ stock-check)
 	;;
 csum-fuzz)
 	# The helpers' randomized KUnit run at 1M packets, nothing else.
-	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz"
+	export KERNEL_ARGS="skb_csum_offload_test.fuzz_iterations=${FUZZ_ITERATIONS:-1000000} kunit.filter_glob=skb_csum_offload.csum_offload_fuzz bench.sctp_only=1"
 	export ONLY=none/ BENCH_HARD_TIMEOUT=${BENCH_HARD_TIMEOUT:-5400}
 	check
 	;;

@@ -11,6 +11,7 @@ only=
 tests='test_*'
 repeat=1
 lanes=2
+sctp_only=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	bench.mode=*) mode=${arg#*=} ;;
@@ -20,6 +21,7 @@ for arg in $(cat /proc/cmdline); do
 	bench.repeat=*) repeat=${arg#*=} ;;	# REPEAT=N: each test N times
 	bench.lanes=1) lanes=1 ;;	# LANES=1: one test at a time
 	bench.break=*) export BENCH_BREAK=${arg#*=} ;;
+	bench.sctp_only=1) sctp_only=1 ;;	# make csum-fuzz: the run with SCTP only
 	esac
 done
 
@@ -66,6 +68,34 @@ run_kunit_modules() {
 			echo "not ok 1 insmod $name failed" >"/results/kunit/$name.load-error"
 		fi
 	done
+}
+
+# The checksum helpers' KUnit suite, a module as under Debian's config
+# (IP_SCTP=m): first without SCTP loaded, where the cases that resolve its
+# CRC32c in software are skipped (results as skb_csum_offload.no-sctp),
+# then with it, where every case runs.
+run_csum_kunit() {
+	local m=skb_csum_offload_test k=/results/kunit/skb_csum_offload
+	modinfo "$m" >/dev/null 2>&1 || return 0
+	if [ -z "$sctp_only" ]; then
+		console "bench: kunit module $m without SCTP"
+		if lsmod | grep -q '^sctp '; then
+			echo "not ok 1 sctp was loaded before the run without it" >"$k.no-sctp.load-error"
+		elif modprobe "$m"; then
+			collect_kunit
+			mv "$k.ktap" "$k.no-sctp.ktap" 2>/dev/null
+			modprobe -r "$m" || console "bench: cannot unload $m"
+		else
+			echo "not ok 1 modprobe $m failed" >"$k.no-sctp.load-error"
+		fi
+	fi
+	console "bench: kunit module $m with SCTP"
+	if modprobe sctp && modprobe "$m"; then
+		collect_kunit
+		modprobe -r "$m" || console "bench: cannot unload $m"
+	else
+		echo "not ok 1 modprobe sctp $m failed" >"$k.load-error"
+	fi
 }
 
 # locks_of GROUP/NAME: the locks /bench/tests/locks gives the test
@@ -174,6 +204,7 @@ check)
 	rm -f /results/lanes /results/lane.*
 	collect_kunit
 	run_kunit_modules
+	run_csum_kunit
 	[ -z "${BENCH_BREAK:-}" ] || run_break
 	run_tests
 	scan_kmemleak

@@ -18,6 +18,7 @@
  *   attack_frames tap TXIF STOPFILE           outgoing TCP/IPv4 frames and
  *                                             the counters' deltas
  *   attack_frames bulk ADDR PORT COUNT        TCP to "flow recv", one send()
+ *   attack_frames sendfile ADDR PORT COUNT    the same from a file, sendfile(2)
  *
  * Frames are told apart by their source MAC 02:5e:00:00:ID (destination MAC
  * for SOCK_DGRAM, whose source is the port's own), pktgen's by
@@ -50,6 +51,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1169,8 +1171,8 @@ static void group_ring(int version)
 		run(R("GSO TCPv4 from page frags, to LargeSend"), f, S_RING, P_TSO, 0, X_NONE);
 		NEW(6, TCP, 0, 0, 3000);
 		f->gso_size = 1000;
-		run(R("GSO TCPv6 from page frags, segmented by the core"), f, S_RING, P_SW, 0,
-		    X_NONE);
+		run(R("GSO TCPv6 from page frags, segmented and checksummed by the core"), f,
+		    S_RING, P_CORE, 0, X_NONE);
 	}
 #undef R
 }
@@ -1389,8 +1391,8 @@ static void group_veth(const char *ns, const char *ifname)
 	    S_VETH, P_TSO, 0, X_NONE);
 	NEW(4, TCP, 2, 0, 3000);
 	f->gso_size = 1000;
-	run("veth+mirred: GSO TCPv4 behind QinQ (the core segments)", f, S_VETH, P_SW, 0,
-	    X_NONE);
+	run("veth+mirred: GSO TCPv4 behind QinQ (the core segments and checksums)", f, S_VETH,
+	    P_CORE, 0, X_NONE);
 }
 
 /* ---- pktgen: ndo_start_xmit() without the core's validation ---- */
@@ -1492,7 +1494,8 @@ static void group_pktgen(int kind, int count, char path, const char *name, const
 /* ---- a tap on the port: what the driver is handed ---- */
 
 struct tap_count {
-	long frames, partial, maxlen;	/* outgoing TCP/IPv4 */
+	long frames, partial, maxlen;	/* outgoing TCP/IPv4, tags skipped */
+	long requests;			/* of those, frames still CHECKSUM_PARTIAL */
 	long other;			/* any other outgoing frame */
 };
 
@@ -1523,24 +1526,29 @@ static long tap_take(int fd, int ms, struct tap_count *t)
 		struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from),
 				    .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t n = recvmsg(fd, &m, MSG_TRUNC) - (ssize_t)sizeof(*vh);
-		long hdr, gso;
+		long hdr, gso, l3;
 
 		if (from.sll_pkttype != PACKET_OUTGOING)
 			continue;
 		got++;
 		if (!t)
 			continue;
-		if (n < 34 || get16(buf + 12) != 0x0800 || buf[14 + 9] != TCP) {
+		/* in-band tags (802.1Q, 802.1ad) the core pushed */
+		for (l3 = 14; n >= l3 + 4 && (get16(buf + l3 - 2) == 0x8100 ||
+					      get16(buf + l3 - 2) == 0x88a8); l3 += 4)
+			;
+		if (n < l3 + 20 || get16(buf + l3 - 2) != 0x0800 || buf[l3 + 9] != TCP) {
 			t->other++;
 			continue;
 		}
 		t->frames++;
 		if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
 			/* Ethernet, IPv4 and TCP headers, then gso_size pieces */
-			hdr = 14 + (buf[14] & 15) * 4;
+			hdr = l3 + (buf[l3] & 15) * 4;
 			hdr += n >= hdr + 13 ? (buf[hdr + 12] >> 4) * 4 : 0;
 			gso = vh->gso_type != VIRTIO_NET_HDR_GSO_NONE ? vh->gso_size : 0;
 			t->partial += gso && n > hdr ? (n - hdr + gso - 1) / gso : 1;
+			t->requests++;
 		}
 		if (n > t->maxlen)
 			t->maxlen = n;
@@ -1566,14 +1574,15 @@ static long tap_reading(int fd, struct tap_count *t, struct counters *c)
 	return tap_take(fd, 0, NULL);
 }
 
-/* Prints: outgoing TCP/IPv4 frames, the packets on the wire the chip is
- * asked to checksum for them (each frame still CHECKSUM_PARTIAL, which a
- * TCP reply from a time-wait socket is not, counts as the segments its
- * gso_size makes of it), the largest frame, the tap's drops, the port's
- * counters' deltas (tx-needs-csum, tx-csum-none, tx_csum_sw, tx_dropped)
- * and the frames of others: outgoing frames not TCP/IPv4, and frames
- * tapped around a reading. The counters are read inside the tap's window,
- * so that every frame they count was tapped.
+/* Prints: outgoing TCP/IPv4 frames (behind in-band tags too), the packets
+ * on the wire the chip is asked to checksum for them (each frame still
+ * CHECKSUM_PARTIAL, which a TCP reply from a time-wait socket is not,
+ * counts as the segments its gso_size makes of it), the largest frame, the
+ * tap's drops, the port's counters' deltas (tx-needs-csum, tx-csum-none,
+ * tx_csum_sw, tx_dropped), the frames of others (outgoing frames not
+ * TCP/IPv4, and frames tapped around a reading) and the TCP/IPv4 frames
+ * handed over still CHECKSUM_PARTIAL. The counters are read inside the
+ * tap's window, so that every frame they count was tapped.
  */
 static void tap(const char *stopfile)
 {
@@ -1600,9 +1609,9 @@ static void tap(const char *stopfile)
 	edge += tap_reading(fd, &t, &b);
 	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl))
 		st.tp_drops = -1;
-	printf("%ld %ld %ld %u %lld %lld %lld %lld %ld\n", t.frames, t.partial, t.maxlen,
+	printf("%ld %ld %ld %u %lld %lld %lld %lld %ld %ld\n", t.frames, t.partial, t.maxlen,
 	       st.tp_drops, b.needs - a.needs, b.none - a.none, b.sw - a.sw,
-	       b.dropped - a.dropped, edge + t.other);
+	       b.dropped - a.dropped, edge + t.other, t.requests);
 }
 
 /* TCP to flow.c's receiver ("flow recv 4 tcp PORT COUNT OUT"), COUNT
@@ -1641,6 +1650,43 @@ static int bulk(const char *host, int port, long count)
 	return 0;
 }
 
+/* The same flow as bulk(), but its bytes are a file's, sent with
+ * sendfile(2): the skbs carry the file's page cache pages as frags
+ * (SKBFL_SHARED_FRAG).
+ */
+static int sendfile_flow(const char *host, int port, long count)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 30 };
+	size_t n = count * 1000, i;
+	uint8_t *buf = malloc(n);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int file = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	off_t off = 0;
+	char ack;
+
+	if (!buf || fd < 0 || file < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		bail("sendfile flow");
+	for (i = 0; i < n; i++)
+		buf[i] = (uint8_t)((i / 1000) * 7 + i % 1000);
+	if (write(file, buf, n) != (ssize_t)n)
+		bail("sendfile flow: write");
+	free(buf);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (void *)&a, sizeof(a)))
+		bail("connect");
+	while ((size_t)off < n)
+		if (sendfile(fd, file, &off, n - off) <= 0)
+			bail("sendfile");
+	shutdown(fd, SHUT_WR);
+	if (recv(fd, &ack, 1, 0) != 1)
+		bail("ack");
+	close(fd);
+	close(file);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *g = argc > 1 ? argv[1] : "";
@@ -1653,6 +1699,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(g, "bulk") && argc == 5)
 		return bulk(argv[2], atoi(argv[3]), atol(argv[4]));
+	if (!strcmp(g, "sendfile") && argc == 5)
+		return sendfile_flow(argv[2], atoi(argv[3]), atol(argv[4]));
 	txif = argv[2];
 	txidx = if_nametoindex(txif);
 	if (!txidx)

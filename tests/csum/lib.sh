@@ -173,6 +173,19 @@ add_vlan() {
 	static_neighbours "tx.$1" "rx.$1" "$2"
 }
 
+# add_8021ad ID SUBNET: an 802.1ad tag (which the chip cannot insert: it
+# goes in-band) on both ends as tx.ad and rx.ad, SUBNET.1 here and SUBNET.2
+# in rx, IPv4 only
+add_8021ad() {
+	ip link add link "$TX" name tx.ad type vlan proto 802.1ad id "$1"
+	sysctl -qw net.ipv6.conf.tx/ad.disable_ipv6=1
+	ip -n rx link add link "$RX" name rx.ad type vlan proto 802.1ad id "$1"
+	ip netns exec rx sysctl -qw net.ipv6.conf.rx/ad.disable_ipv6=1
+	ip addr add "$2.1/24" dev tx.ad && ip link set tx.ad up
+	ip -n rx addr add "$2.2/24" dev rx.ad && ip -n rx link set rx.ad up
+	static_neighbours tx.ad rx.ad "$2"
+}
+
 # static_neighbours HERE THERE SUBNET: SUBNET.1 on HERE and SUBNET.2 on
 # THERE (in rx) know each other for good: no ARP in the counter windows
 static_neighbours() {

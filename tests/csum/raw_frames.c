@@ -82,7 +82,7 @@ enum path {
 	P_SW = 'S',		/* the driver checksums it */
 	P_NONE = 'N',		/* no checksum asked for */
 	P_REFUSED = 'R',	/* the kernel refuses the request */
-	P_CORE_GSO = 'G',	/* the core segments, the driver checksums each */
+	P_CORE_GSO = 'G',	/* the core segments and checksums each segment */
 	P_TSO = 'T',		/* LargeSend segments and checksums */
 };
 
@@ -615,7 +615,7 @@ static bool path_ok(const struct fspec *c, const struct counters *d, int nseg)
 	case P_SW:
 		return d->needs == 0 && d->none == 1 && d->sw == 1;
 	case P_CORE_GSO:
-		return d->needs == 0 && d->none == nseg && d->sw == nseg;
+		return d->needs == 0 && d->none == nseg && d->sw == 0;
 	case P_NONE:
 		return d->needs == 0 && d->none == 1 && d->sw == 0;
 	default:
@@ -630,7 +630,7 @@ static const char *path_name(char p)
 	case P_SW: return "checksummed by the driver";
 	case P_NONE: return "no checksum asked";
 	case P_REFUSED: return "refused by the kernel";
-	case P_CORE_GSO: return "segmented by the core, each checksummed by the driver";
+	case P_CORE_GSO: return "segmented and checksummed by the core";
 	default: return "segmented and checksummed by LargeSend";
 	}
 }

@@ -25,7 +25,9 @@
 #  - pktgen, which calls ndo_start_xmit() without the core's validation:
 #    UDPCSUM with in-band VLAN, QinQ, MPLS, IPv6, page frags, 58-byte frames;
 #  - MTU 4096: paged frames from packet_snd(), TCP at gso_size 2047 (LargeSend)
-#    and 2048 (the core segments), what the driver is handed seen by a tap.
+#    and 2048 (the core segments), what the driver is handed seen by a tap;
+#  - sendfile(2) of a file behind an 802.1ad tag, LargeSend on and off: the
+#    core checksums the segments of what the chip cannot checksum.
 #
 # Every case asserts the bytes on the wire (or the errno) and the exact
 # deltas of tx-needs-csum, tx-csum-none, tx_csum_sw and tx_dropped; the test
@@ -52,6 +54,8 @@ cleanup() {
 	sysctl -qw net.ipv4.ip_forward=0
 	sysctl -qw net.ipv4.tcp_timestamps="$TS0"
 	ip link set "$TX" mtu 1500 2>/dev/null
+	ethtool -K "$TX" tso on >/dev/null 2>&1
+	ip link del tx.ad 2>/dev/null
 	ip -n rx link set "$RX" mtu 1500 2>/dev/null
 	sysctl -qw "net.ipv6.conf.$TX.disable_ipv6=0" 2>/dev/null
 	teardown_topology
@@ -68,7 +72,9 @@ wait_link() {
 
 
 # xflow COUNT CMD...: COUNT chunks of 1000 bytes over TCP to rx in one
-# send(), the sender run under CMD (a namespace prefix, or env); sets FLOW_OK
+# send(), the sender run under CMD (a namespace prefix, or env); sets FLOW_OK.
+# XFLOW_SENDER=sendfile sends them from a file with sendfile(2), XFLOW_ADDR
+# to another of rx's addresses.
 xflow() {
 	local count=$1 port=$((6000 + RANDOM % 1000)) out=/tmp/aflow.$$ got pid
 	shift
@@ -76,7 +82,8 @@ xflow() {
 	ip netns exec rx "$FLOW" recv 4 tcp $port "$count" "$out" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$out.ready" ] && break; sleep 0.05; done
-	"$@" "$A" bulk 198.18.81.2 $port "$count" >/tmp/aflow.err 2>&1
+	"$@" "$A" "${XFLOW_SENDER:-bulk}" "${XFLOW_ADDR:-198.18.81.2}" $port "$count" \
+		>/tmp/aflow.err 2>&1
 	wait $pid
 	got=$(cat "$out" 2>/dev/null)
 	FLOW_OK=0
@@ -97,8 +104,8 @@ tap_stop() {
 	wait "$TAP_PID"
 	TAP_PID=
 	read -r TAP_FRAMES TAP_PARTIAL TAP_MAX TAP_DROPS D_NEEDS D_NONE D_SW D_DROP TAP_OTHERS \
-		< <(tail -1 /tmp/atap.out)
-	[ -n "$TAP_OTHERS" ] || { diag "the tap said: $(tr '\n' ' ' </tmp/atap.out)"; TAP_FRAMES=-1 TAP_PARTIAL=-1 TAP_MAX=-1 TAP_DROPS=-1 TAP_OTHERS=-1; }
+		TAP_REQUESTS < <(tail -1 /tmp/atap.out)
+	[ -n "$TAP_REQUESTS" ] || { diag "the tap said: $(tr '\n' ' ' </tmp/atap.out)"; TAP_FRAMES=-1 TAP_PARTIAL=-1 TAP_MAX=-1 TAP_DROPS=-1 TAP_OTHERS=-1 TAP_REQUESTS=-1; }
 }
 
 # flow_check NAME COUNT above|atmost LIMIT CMD...: a flow with a tap; the
@@ -123,6 +130,10 @@ flow_check() {
 		return
 	fi
 	is "$D_SW $D_DROP" "0 0" "$name: nothing checksummed by the driver, nothing dropped (tx_csum_sw +$D_SW, tx_dropped +$D_DROP)"
+	# the chip can checksum every frame of these flows, segments the core
+	# made included: only a reply from a time-wait socket comes summed
+	[ "$D_NONE" -le 2 ] && ok "$name: the chip asked for all but $D_NONE frames (tx-csum-none +$D_NONE, at most 2 time-wait replies)" ||
+		not_ok "$name: the chip asked for all but $D_NONE frames (tx-csum-none +$D_NONE, want at most 2 time-wait replies)"
 	if [ "$TAP_DROPS" = 0 ]; then
 		is "$D_NEEDS" "$TAP_PARTIAL" "$name: tx-needs-csum +$D_NEEDS, one per TCP frame handed over with a request ($TAP_FRAMES TCP frames, tx-csum-none +$D_NONE)"
 	else
@@ -134,6 +145,44 @@ flow_check() {
 	else
 		not_ok "$name: largest frame handed to the driver $TAP_MAX bytes, want $op $lim"
 	fi
+}
+
+# flow_check_core NAME COUNT: a sendfile(2) flow through tx.ad, whose
+# 802.1ad tag the chip cannot insert: in-band, it hides the IPv4 header from
+# the chip, which can checksum none of these frames. The core segments the
+# GSO packets and checksums the segments as it makes them; the driver
+# checksums only the frames that left the stack whole with a request (the
+# handshake, the end). Asserted: the bytes, the receiver's checksum errors,
+# nothing asked of the chip or dropped, tx-csum-none one per frame,
+# tx_csum_sw one per frame handed over with a request, and more frames
+# handed over summed than the 2 time-wait replies that may come so (a
+# driver that gets every segment with a request fails it).
+flow_check_core() {
+	local name=$1 count=$2 try e0
+	e0=$(rx_stat TcpInCsumErrors)
+	for try in 1 2 3 4; do
+		tap_start
+		XFLOW_SENDER=sendfile XFLOW_ADDR=198.18.201.2 xflow "$count" env
+		tap_stop
+		[ "$TAP_OTHERS" = 0 ] && break
+		diag "$name: try $try: $TAP_OTHERS frame(s) not the flow's in the window, again"
+	done
+	[ "$FLOW_OK" = 1 ] && ok "$name: every byte arrives" || not_ok "$name: every byte arrives"
+	is "$(($(rx_stat TcpInCsumErrors) - e0))" 0 "$name: the receiver counts no TCP checksum error"
+	if [ "$TAP_OTHERS" != 0 ]; then
+		not_ok "$name: a window with the flow's frames only (4 tries: $TAP_OTHERS others in the last)"
+		return
+	fi
+	is "$D_NEEDS $D_DROP" "0 0" "$name: nothing asked of the chip, nothing dropped (tx-needs-csum +$D_NEEDS, tx_dropped +$D_DROP)"
+	if [ "$TAP_DROPS" != 0 ]; then
+		skip "$name: the counters against the tap" "the tap dropped $TAP_DROPS frames"
+		return
+	fi
+	is "$D_NONE" "$TAP_FRAMES" "$name: tx-csum-none +$D_NONE, one per TCP frame handed over"
+	is "$D_SW" "$TAP_REQUESTS" "$name: tx_csum_sw +$D_SW, one per frame handed over with a request"
+	[ "$TAP_REQUESTS" -ge 0 ] && [ $((TAP_FRAMES - TAP_REQUESTS)) -gt 2 ] &&
+		ok "$name: the core checksummed the segments ($((TAP_FRAMES - TAP_REQUESTS)) of $TAP_FRAMES frames handed over summed)" ||
+		not_ok "$name: the core checksummed the segments ($((TAP_FRAMES - TAP_REQUESTS)) of $TAP_FRAMES frames handed over summed)"
 }
 
 setup_topology
@@ -281,6 +330,17 @@ flow_check "TCP at gso_size 4056 (MTU 4096): the core segments" 300 atmost 4110 
 tap_include "$A" big "$TX" "$RX"
 sysctl -qw net.ipv4.tcp_timestamps="$TS0"
 ip link set "$TX" mtu 1500 && wait_link
+
+# --- sendfile(2) of a file behind a tag the chip cannot insert, LargeSend
+# on and off: the decision is made before segmentation
+add_8021ad 201 198.18.201
+flow_check_core "sendfile over 802.1ad, TSO on" 300
+ethtool -K "$TX" tso off >/dev/null
+grep -q '^tcp-segmentation-offload: off' < <(ethtool -k "$TX") &&
+	ok "TSO off on the port" || not_ok "TSO off on the port"
+flow_check_core "sendfile over 802.1ad, TSO off" 300
+ethtool -K "$TX" tso on >/dev/null
+ip link del tx.ad
 
 # --- no kernel warning on the way
 warn=$(dmesg | tail -n +$((D0 + 1)) | grep -E 'WARNING:|BUG:|Oops|Net bug|skb_headlen|bad offload|GSO size' | head -5)
