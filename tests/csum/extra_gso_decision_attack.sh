@@ -255,16 +255,6 @@ gcase() {
 	esac
 }
 
-# source_routing SUBNET RXDEV TXDEV: rx takes SUBNET.3 on RXDEV as well and
-# accepts source routes there; TXDEV knows .3's address for good
-source_routing() {
-	ip -n rx addr add "$1.3/24" dev "$2"
-	ip netns exec rx sysctl -qw net.ipv4.conf.all.accept_source_route=1 \
-		"net.ipv4.conf.${2//./\/}.accept_source_route=1"
-	ip neigh replace "$1.3" lladdr "$(ip -n rx -br link show "$2" | awk '{print $3}')" \
-		dev "$3" nud permanent
-}
-
 setup_topology
 trap cleanup EXIT
 D0=$(dmesg | wc -l)

@@ -173,6 +173,16 @@ add_vlan() {
 	static_neighbours "tx.$1" "rx.$1" "$2"
 }
 
+# source_routing SUBNET RXDEV TXDEV: rx takes SUBNET.3 on RXDEV as well and
+# accepts source routes there; TXDEV knows .3's address for good
+source_routing() {
+	ip -n rx addr add "$1.3/24" dev "$2"
+	ip netns exec rx sysctl -qw net.ipv4.conf.all.accept_source_route=1 \
+		"net.ipv4.conf.${2//./\/}.accept_source_route=1"
+	ip neigh replace "$1.3" lladdr "$(ip -n rx -br link show "$2" | awk '{print $3}')" \
+		dev "$3" nud permanent
+}
+
 # add_8021ad ID SUBNET: an 802.1ad tag (which the chip cannot insert: it
 # goes in-band) on both ends as tx.ad and rx.ad, SUBNET.1 here and SUBNET.2
 # in rx, IPv4 only
