@@ -1,5 +1,6 @@
 #!/bin/bash
 # Checksum offload helpers: decision and fallback cost ratios (seed 005).
+. /bench/benchmarks/lib.sh
 dmesg -C
 modprobe lk45_csum_bench iters=${CSUM_BENCH_ITERS:-200000} || { echo "csum: cannot load lk45_csum_bench"; exit 1; }
 dmesg | sed -n 's/^\[[ 0-9.]*\] lk45_csum_bench: /csum-bench: /p'
@@ -9,7 +10,6 @@ modprobe -r lk45_csum_bench
 # the cost per segment through our 8139cp against 6.12's own driver
 # (8139cp_pristine) on the same packets, in the same boot; ours twice
 # for the A/A ratio. Instructions under -icount, so rounds repeat.
-. /bench/benchmarks/lib.sh
 GSO=/bench/tests/csum/gso_send
 GSO_COUNT=${CSUM_BENCH_GSO_COUNT:-200}
 GSO_ROUNDS=${CSUM_BENCH_GSO_ROUNDS:-5}

@@ -1617,73 +1617,47 @@ static void tap(const char *stopfile)
 /* TCP to flow.c's receiver ("flow recv 4 tcp PORT COUNT OUT"), COUNT
  * chunks of its pattern in one send(): the stack builds GSO packets at once,
  * where flow.c's 1000-byte sends may each leave as a segment of their own.
+ * With @from_file the bytes are a file's, sent with sendfile(2): the skbs
+ * then carry the file's page cache pages as frags (SKBFL_SHARED_FRAG).
  */
-static int bulk(const char *host, int port, long count)
+static int bulk(const char *host, int port, long count, bool from_file)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tv = { .tv_sec = 30 };
 	size_t n = count * 1000, off = 0, i;
 	uint8_t *buf = malloc(n);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), file = -1;
 	char ack;
 
 	if (!buf || fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1)
 		bail("bulk");
 	for (i = 0; i < n; i++)
 		buf[i] = (uint8_t)((i / 1000) * 7 + i % 1000);
+	if (from_file) {
+		file = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+		if (file < 0 || write(file, buf, n) != (ssize_t)n)
+			bail("bulk: the file");
+	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (void *)&a, sizeof(a)))
 		bail("connect");
 	while (off < n) {
-		ssize_t w = send(fd, buf + off, n - off, 0);
+		off_t at = off;
+		ssize_t w = from_file ? sendfile(fd, file, &at, n - off) :
+			    send(fd, buf + off, n - off, 0);
 
 		if (w <= 0)
-			bail("send");
+			bail(from_file ? "sendfile" : "send");
 		off += w;
 	}
 	shutdown(fd, SHUT_WR);
 	if (recv(fd, &ack, 1, 0) != 1)
 		bail("ack");
 	close(fd);
+	if (file >= 0)
+		close(file);
 	free(buf);
-	return 0;
-}
-
-/* The same flow as bulk(), but its bytes are a file's, sent with
- * sendfile(2): the skbs carry the file's page cache pages as frags
- * (SKBFL_SHARED_FRAG).
- */
-static int sendfile_flow(const char *host, int port, long count)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct timeval tv = { .tv_sec = 30 };
-	size_t n = count * 1000, i;
-	uint8_t *buf = malloc(n);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int file = open("/tmp", O_TMPFILE | O_RDWR, 0600);
-	off_t off = 0;
-	char ack;
-
-	if (!buf || fd < 0 || file < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		bail("sendfile flow");
-	for (i = 0; i < n; i++)
-		buf[i] = (uint8_t)((i / 1000) * 7 + i % 1000);
-	if (write(file, buf, n) != (ssize_t)n)
-		bail("sendfile flow: write");
-	free(buf);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (void *)&a, sizeof(a)))
-		bail("connect");
-	while ((size_t)off < n)
-		if (sendfile(fd, file, &off, n - off) <= 0)
-			bail("sendfile");
-	shutdown(fd, SHUT_WR);
-	if (recv(fd, &ack, 1, 0) != 1)
-		bail("ack");
-	close(fd);
-	close(file);
 	return 0;
 }
 
@@ -1697,10 +1671,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: see the comment at the top of %s\n", __FILE__);
 		return 2;
 	}
-	if (!strcmp(g, "bulk") && argc == 5)
-		return bulk(argv[2], atoi(argv[3]), atol(argv[4]));
-	if (!strcmp(g, "sendfile") && argc == 5)
-		return sendfile_flow(argv[2], atoi(argv[3]), atol(argv[4]));
+	if ((!strcmp(g, "bulk") || !strcmp(g, "sendfile")) && argc == 5)
+		return bulk(argv[2], atoi(argv[3]), atol(argv[4]), g[0] == 's');
 	txif = argv[2];
 	txidx = if_nametoindex(txif);
 	if (!txidx)
