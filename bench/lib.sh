@@ -198,6 +198,25 @@ am_patch() {
 # topic whose directory holds a file "fixes-only" takes only commits with a
 # Fixes: tag, and one with a file "depends-on" (topic names) applies on
 # top of those topics, not alone (tree.sh export, lint-patches, series).
+# known_camelcase TREE PATCH: checkpatch's output on stdin, without its
+# "Avoid CamelCase" checks for names that the files PATCH touches already
+# use in the pristine tree (TREE's root commit), such as 8139cp's register
+# bit enums. checkpatch means to flag new CamelCase names, but learns old
+# ones only from #defines, typedefs and declarations, not enum members.
+known_camelcase() {
+	local tree=$1 patch=$2 root line
+	local -a files
+	root=$(git -C "$tree" rev-list --max-parents=0 HEAD | tail -n 1)
+	mapfile -t files < <(sed -n 's@^+++ b/@@p' "$patch" | sort -u)
+	while IFS= read -r line; do
+		if [[ $line =~ Avoid\ CamelCase:\ \<([A-Za-z0-9_]+)\> ]] && [ ${#files[@]} -gt 0 ] &&
+			git -C "$tree" grep -qw -e "${BASH_REMATCH[1]}" "$root" -- "${files[@]}" 2>/dev/null; then
+			continue
+		fi
+		printf '%s\n' "$line"
+	done
+}
+
 topic_fixes_only() { [ -e "$PATCHES/$1/fixes-only" ]; }
 topic_deps() {
 	[ -f "$PATCHES/$1/depends-on" ] || return 0

@@ -119,7 +119,8 @@ PY
 			# (from the tree's top: checkpatch learns the kernel's own
 			# CamelCase names from the include/ of the git tree it runs in)
 			stored=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary "$m" 2>/dev/null |
-				grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" || true)
+				grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" |
+				known_camelcase "$TREE" "$m" || true)
 			[ -z "$stored" ] || bad+=$'\n'"${m##*/}: $stored"
 		done
 		[ -z "$bad" ] && verdict 0 "series/$t: checkpatch --strict on the mails as sent" ||

@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attack_util.h"
 #include "frame_bytes.h"
 #include "port_counters.h"
 #include "tap.h"
@@ -321,17 +322,6 @@ static int expect(const struct frame *fr, struct wire *out)
 }
 
 /* ---- the wire ---- */
-
-static int setns_path(const char *path)
-{
-	int fd = open(path, O_RDONLY), r;
-
-	if (fd < 0)
-		return -1;
-	r = setns(fd, CLONE_NEWNET);
-	close(fd);
-	return r;
-}
 
 static int open_rx(const char *ifname)
 {
@@ -604,19 +594,6 @@ static const char *path_name(char p)
 	case P_DROPPED: return "dropped, counted in tx_dropped only";
 	case P_TSO: return "one GSO packet to LargeSend";
 	default: return "segmented by the core, each offloaded to the chip";
-	}
-}
-
-static void nl_open(void)
-{
-	nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
-	if (nl_fd >= 0 &&
-	    !nl_request(nl_fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, CTRL_ATTR_FAMILY_NAME,
-			"netdev", 7))
-		nl_walk(nl_fd, family_cb, &nl_family);
-	if (nl_family <= 0) {
-		printf("Bail out! no netdev genetlink family\n");
-		exit(1);
 	}
 }
 
@@ -1498,14 +1475,6 @@ struct tap_count {
 	long requests;			/* of those, frames still CHECKSUM_PARTIAL */
 	long other;			/* any other outgoing frame */
 };
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
 
 /* tap_take: outgoing frames into @t (NULL: only counted) until none came
  * for @ms, or for a second at most; returns how many came

@@ -44,7 +44,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/errqueue.h>
 #include <linux/if_packet.h>
 #include <linux/virtio_net.h>
 #include <net/if.h>
@@ -65,6 +64,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attack_util.h"
+#include "flow_util.h"
 #include "frame_bytes.h"
 #include "port_counters.h"
 #include "tap.h"
@@ -72,11 +73,6 @@
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4	5
 #endif
-#ifndef SO_EE_CODE_ZEROCOPY_COPIED
-#define SO_EE_CODE_ZEROCOPY_COPIED	1
-#endif
-
-#define CHUNK	1000
 #define TCP	IPPROTO_TCP
 #define UDP	IPPROTO_UDP
 
@@ -86,84 +82,7 @@ static void die(const char *what)
 	exit(2);
 }
 
-static uint8_t pattern(unsigned long pos)
-{
-	return (uint8_t)((pos / CHUNK) * 7 + pos % CHUNK);
-}
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* ---- senders ---- */
-
-static socklen_t make_addr(int family, const char *host, int port, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			die("address");
-		return sizeof(*a);
-	}
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-
-	a6->sin6_family = AF_INET6;
-	a6->sin6_port = htons(port);
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1)
-		die("address");
-	return sizeof(*a6);
-}
-
-static int make_socket(int family, int type)
-{
-	struct timeval tv = { .tv_sec = 30 };
-	int fd = socket(family, type, 0);
-
-	if (fd < 0)
-		die("socket");
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-/* MSG_ZEROCOPY completions: how many sends completed, whether the kernel
- * fell back to copying any
- */
-static unsigned long zc_done;
-static bool zc_copied;
-
-static void zc_drain(int fd, int wait_ms)
-{
-	struct pollfd p = { .fd = fd, .events = 0 };
-	char ctl[256];
-
-	if (wait_ms && poll(&p, 1, wait_ms) <= 0)
-		return;
-	for (;;) {
-		struct msghdr m = { .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-		struct cmsghdr *c;
-
-		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-			return;
-		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-			struct sock_extended_err *e = (void *)CMSG_DATA(c);
-
-			if (e->ee_errno || e->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
-				continue;
-			zc_done += e->ee_data - e->ee_info + 1;
-			if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
-				zc_copied = true;
-		}
-	}
-}
 
 /* send() with MSG_ZEROCOPY, waiting for completions while optmem is short */
 static ssize_t zc_send(int fd, const void *buf, size_t len)
@@ -186,10 +105,9 @@ static int tcp_send(int family, const char *host, int port, long count, const ch
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = make_addr(family, host, port, &ss);
-	int fd = make_socket(family, SOCK_STREAM), one = 1;
+	int fd = make_socket(family, SOCK_STREAM, 30), one = 1;
 	size_t n = count * CHUNK, off = 0, i;
 	uint8_t *buf = malloc(n);
-	char ack;
 
 	if (!buf)
 		die("malloc");
@@ -245,17 +163,12 @@ static int tcp_send(int family, const char *host, int port, long count, const ch
 		while (off < n) {
 			struct iovec iov = { .iov_base = buf + off,
 					     .iov_len = n - off > 65536 ? 65536 : n - off };
-			ssize_t in = vmsplice(p[1], &iov, 1, 0), out;
+			ssize_t in = vmsplice(p[1], &iov, 1, 0);
 
 			if (in <= 0)
 				die("vmsplice");
 			off += in;
-			while (in > 0) {
-				out = splice(p[0], NULL, fd, NULL, in, SPLICE_F_MORE);
-				if (out <= 0)
-					die("splice");
-				in -= out;
-			}
+			splice_all(p[0], fd, in, SPLICE_F_MORE, "splice");
 		}
 		close(p[0]);
 		close(p[1]);
@@ -263,14 +176,7 @@ static int tcp_send(int family, const char *host, int port, long count, const ch
 		fprintf(stderr, "gso_attack: unknown mode %s\n", mode);
 		return 2;
 	}
-	shutdown(fd, SHUT_WR);
-	if (recv(fd, &ack, 1, 0) != 1)
-		die("ack");
-	if (mode[0] == 'z') {
-		zc_drain(fd, 300);
-		fprintf(stderr, "# MSG_ZEROCOPY: %lu sends completed%s\n", zc_done,
-			zc_copied ? ", some copied by the kernel" : "");
-	}
+	stream_end(fd, mode[0] == 'z', 300);
 	close(fd);
 	free(buf);
 	return 0;
@@ -324,7 +230,7 @@ static int udp_send(int family, const char *host, int port, long count, int segs
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = make_addr(family, host, port, &ss);
-	int fd = make_socket(family, SOCK_DGRAM), gso = DGRAM, one = 1, t;
+	int fd = make_socket(family, SOCK_DGRAM, 30), gso = DGRAM, one = 1, t;
 	struct udp_job jobs[16];
 	pthread_t th[16];
 	int rc = 0;
@@ -353,11 +259,8 @@ static int udp_send(int family, const char *host, int port, long count, int segs
 			rc = 1;
 		}
 	}
-	if (zc) {
-		zc_drain(fd, 300);
-		fprintf(stderr, "# MSG_ZEROCOPY: %lu sends completed%s\n", zc_done,
-			zc_copied ? ", some copied by the kernel" : "");
-	}
+	if (zc)
+		zc_report(fd, 300);
 	close(fd);
 	for (t = 0; t < threads; t++)
 		free(jobs[t].buf);
@@ -624,17 +527,6 @@ static const struct dcase dcases[] = {
 
 static uint8_t rx_mac[6];
 static int rx_fd, tx_fd;
-
-static int setns_path(const char *path)
-{
-	int fd = open(path, O_RDONLY), r;
-
-	if (fd < 0)
-		return -1;
-	r = setns(fd, CLONE_NEWNET);
-	close(fd);
-	return r;
-}
 
 static int open_rx(const char *ifname)
 {
@@ -909,19 +801,6 @@ static void dodgy(const char *rxif)
 }
 
 /* ---- main ---- */
-
-static void nl_open(void)
-{
-	nl_fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
-	if (nl_fd >= 0 &&
-	    !nl_request(nl_fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0, CTRL_ATTR_FAMILY_NAME,
-			"netdev", 7))
-		nl_walk(nl_fd, family_cb, &nl_family);
-	if (nl_family <= 0) {
-		printf("Bail out! no netdev genetlink family\n");
-		exit(1);
-	}
-}
 
 static void port_open(const char *ifname)
 {

@@ -325,3 +325,66 @@ check_flow() {
 	esac
 	echo "# path $name: offload +$OFFLOAD_DELTA sw +$SW_DELTA" >&2
 }
+
+# wait_link: rx's 198.18.81.2 answers a ping (100 tries at most); says so
+# when it never does
+wait_link() {
+	for _ in $(seq 100); do
+		ping -c1 -W1 198.18.81.2 >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	diag "no ping to 198.18.81.2"
+	return 1
+}
+
+# flow_received WHAT OUT COUNT BYTES CLAIM: what "flow recv" wrote to OUT
+# (chunks bytes bad) is COUNT chunks, BYTES in all, none bad: ok or not_ok
+# "WHAT: CLAIM", with the sender's stderr (OUT.err) when not; then the
+# sender's MSG_ZEROCOPY line, if any
+flow_received() {
+	local got
+	got=$(cat "$2" 2>/dev/null)
+	if [ "$got" = "$3 $4 0" ]; then
+		ok "$1: $5"
+	else
+		not_ok "$1: $5 (got '$got', want '$3 $4 0': chunks bytes bad)"
+		sed 's/^/# /' "$2.err"
+	fi
+	grep -h '^# MSG_ZEROCOPY' "$2.err"
+}
+
+GSO_ATTACK=$HERE/gso_attack
+
+# gso_tap_start FILE PORTLO PORTHI / gso_tap_stop FILE: gso_attack.c "tap",
+# a window on the port for the flows on ports PORTLO to PORTHI, as TAP_PID,
+# its stop file FILE.stop and its output FILE.out. gso_tap_start returns 0
+# once it is ready, 1 when it ended before, 2 when it is not ready after
+# some 30 s; gso_tap_stop sets the T_* counts of the frames handed over and the
+# D_* counter deltas (all -1 when the tap said no such line)
+gso_tap_start() {
+	rm -f "$1.stop" "$1.out"
+	"$GSO_ATTACK" tap "$TX" "$2" "$3" "$1.stop" >"$1.out" 2>&1 &
+	TAP_PID=$!
+	for _ in $(seq 600); do
+		grep -q '^ready$' "$1.out" 2>/dev/null && return 0
+		kill -0 "$TAP_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 2
+}
+gso_tap_stop() {
+	local line
+	touch "$1.stop"
+	wait "$TAP_PID"
+	TAP_PID=
+	line=$(tail -1 "$1.out")
+	# shellcheck disable=SC2034 # the caller's
+	if [[ "$line" =~ ^-?[0-9]+( -?[0-9]+){12}$ ]]; then
+		read -r T_FRAMES T_HWF T_HWW T_SWF T_PLAIN T_GSO T_MAX T_DROPS D_NEEDS D_NONE D_SW \
+			D_DROP T_OTHERS <<<"$line"
+	else
+		diag "the tap said: $(tr '\n' ' ' <"$1.out")"
+		T_FRAMES=-1 T_HWF=-1 T_HWW=-1 T_SWF=-1 T_PLAIN=-1 T_GSO=-1 T_MAX=-1 T_DROPS=-1
+		D_NEEDS=-1 D_NONE=-1 D_SW=-1 D_DROP=-1 T_OTHERS=-1
+	fi
+}

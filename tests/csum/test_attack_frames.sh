@@ -61,16 +61,6 @@ cleanup() {
 	teardown_topology
 }
 
-wait_link() {
-	for _ in $(seq 100); do
-		ping -c1 -W1 198.18.81.2 >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	diag "no ping to 198.18.81.2"
-	return 1
-}
-
-
 # xflow COUNT CMD...: COUNT chunks of 1000 bytes over TCP to rx in one
 # send(), the sender run under CMD (a namespace prefix, or env); sets FLOW_OK.
 # XFLOW_SENDER=sendfile sends them from a file with sendfile(2), XFLOW_ADDR
