@@ -199,19 +199,23 @@ am_patch() {
 # Fixes: tag, and one with a file "depends-on" (topic names) applies on
 # top of those topics, not alone (tree.sh export, lint-patches, series).
 # known_camelcase TREE PATCH: checkpatch's output on stdin, without its
-# "Avoid CamelCase" checks for names that the files PATCH touches already
-# use in the pristine tree (TREE's root commit), such as 8139cp's register
-# bit enums. checkpatch means to flag new CamelCase names, but learns old
-# ones only from #defines, typedefs and declarations, not enum members.
+# "Avoid CamelCase" checks for names that a file PATCH touches already
+# declares as an enum member in the pristine tree (TREE's root commit),
+# such as 8139cp's register bits. checkpatch means to flag new CamelCase
+# names, but learns old ones only from #defines, typedefs and
+# declarations, never from enum members. A name found only in comments
+# or strings is still flagged.
 known_camelcase() {
-	local tree=$1 patch=$2 root line
+	local tree=$1 patch=$2 root line f
 	local -a files
 	root=$(git -C "$tree" rev-list --max-parents=0 HEAD | tail -n 1)
 	mapfile -t files < <(sed -n 's@^+++ b/@@p' "$patch" | sort -u)
 	while IFS= read -r line; do
-		if [[ $line =~ Avoid\ CamelCase:\ \<([A-Za-z0-9_]+)\> ]] && [ ${#files[@]} -gt 0 ] &&
-			git -C "$tree" grep -qw -e "${BASH_REMATCH[1]}" "$root" -- "${files[@]}" 2>/dev/null; then
-			continue
+		if [[ $line =~ Avoid\ CamelCase:\ \<([A-Za-z0-9_]+)\> ]]; then
+			for f in "${files[@]}"; do
+				git -C "$tree" grep -qP "^\\s*\\Q${BASH_REMATCH[1]}\\E\\s*(=|,)" "$root" -- "$f" 2>/dev/null &&
+					continue 2
+			done
 		fi
 		printf '%s\n' "$line"
 	done
