@@ -221,6 +221,18 @@ known_camelcase() {
 	done
 }
 
+# acpica_style PATCH: the checkpatch options for PATCH: for a patch that
+# touches only drivers/acpi/acpica/, whose code Linux generates from
+# ACPICA's own sources (acpisrc) and keeps in ACPICA's style, checkpatch's
+# objections to that style (return (x); braces on every if) are ignored.
+acpica_style() {
+	local f others
+	others=$(sed -n 's@^+++ b/@@p' "$1" | grep -v '^drivers/acpi/acpica/' || true)
+	f=$(sed -n 's@^+++ b/@@p' "$1" | head -n 1)
+	[ -n "$f" ] && [ -z "$others" ] && echo "--ignore RETURN_PARENTHESES,BRACES"
+	return 0
+}
+
 topic_fixes_only() { [ -e "$PATCHES/$1/fixes-only" ]; }
 topic_deps() {
 	[ -f "$PATCHES/$1/depends-on" ] || return 0

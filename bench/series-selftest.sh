@@ -118,7 +118,8 @@ PY
 			case "$m" in */0000-cover-letter.patch) continue ;; esac
 			# (from the tree's top: checkpatch learns the kernel's own
 			# CamelCase names from the include/ of the git tree it runs in)
-			stored=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary "$m" 2>/dev/null |
+			# shellcheck disable=SC2046 # acpica_style's options are words
+			stored=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --terse --no-summary $(acpica_style "$m") "$m" 2>/dev/null |
 				grep -v -e 'does MAINTAINERS need updating' -e "Unknown commit id '[0-9a-f]*', maybe rebased" |
 				known_camelcase "$TREE" "$m" || true)
 			[ -z "$stored" ] || bad+=$'\n'"${m##*/}: $stored"
