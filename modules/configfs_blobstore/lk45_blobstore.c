@@ -6,10 +6,14 @@
  * mkdir /sys/kernel/config/lk45_blobstore/NAME creates a store with:
  *  blob      RW  any bytes up to max_blob; each commit replaces them
  *  image     WO  a validated upload (see struct lk45_image_hdr); a rejected
- *                one fails close(2) and leaves the stored blob as it was
+ *                one fails fsync(2) and leaves the stored blob as it was
  *  digest    RO  struct lk45_digest of the stored blob
  *  readonly  -   mode 0644 but no write method: configfs refuses writers
  *  commits, rejects  text counters
+ *  read_mode RW  how blob's read method answers the call that fills the
+ *                buffer: "normal"; "shrink" (fills and returns half the
+ *                blob, as if it shrank since it was sized); "overclaim"
+ *                (fills the buffer, returns one byte more than its length)
  */
 #include <linux/configfs.h>
 #include <linux/crc32.h>
@@ -40,13 +44,26 @@ struct lk45_digest {
 	__le32 commits;
 } __packed;
 
+enum lk45_read_mode {
+	LK45_READ_NORMAL,
+	LK45_READ_SHRINK,
+	LK45_READ_OVERCLAIM,
+};
+
+static const char * const lk45_read_modes[] = {
+	[LK45_READ_NORMAL] = "normal",
+	[LK45_READ_SHRINK] = "shrink",
+	[LK45_READ_OVERCLAIM] = "overclaim",
+};
+
 struct lk45_store {
 	struct config_item item;
-	struct mutex lock;	/* blob, size and counters */
+	struct mutex lock;	/* blob, size, counters and read_mode */
 	void *blob;
 	size_t size;
 	u32 commits;
 	u32 rejects;
+	enum lk45_read_mode read_mode;
 };
 
 static struct lk45_store *to_store(struct config_item *item)
@@ -82,8 +99,15 @@ static ssize_t lk45_blob_read(struct config_item *item, void *buf, size_t len)
 	mutex_lock(&st->lock);
 	ret = st->size;
 	if (buf) {
-		ret = min(len, st->size);
-		memcpy(buf, st->blob, ret);
+		size_t n = min(len, st->size);
+
+		/* Misbehave on purpose, for the tests of configfs' reader. */
+		if (st->read_mode == LK45_READ_SHRINK)
+			n = min(len, st->size / 2);
+		memcpy(buf, st->blob, n);
+		ret = n;
+		if (st->read_mode == LK45_READ_OVERCLAIM)
+			ret = len + 1;
 	}
 	mutex_unlock(&st->lock);
 	return ret;
@@ -167,12 +191,38 @@ static ssize_t lk45_rejects_show(struct config_item *item, char *page)
 	return lk45_counter_show(&to_store(item)->rejects, to_store(item), page);
 }
 
+static ssize_t lk45_read_mode_show(struct config_item *item, char *page)
+{
+	struct lk45_store *st = to_store(item);
+	enum lk45_read_mode mode;
+
+	mutex_lock(&st->lock);
+	mode = st->read_mode;
+	mutex_unlock(&st->lock);
+	return sysfs_emit(page, "%s\n", lk45_read_modes[mode]);
+}
+
+static ssize_t lk45_read_mode_store(struct config_item *item, const char *page,
+				    size_t count)
+{
+	struct lk45_store *st = to_store(item);
+	int mode = sysfs_match_string(lk45_read_modes, page);
+
+	if (mode < 0)
+		return mode;
+	mutex_lock(&st->lock);
+	st->read_mode = mode;
+	mutex_unlock(&st->lock);
+	return count;
+}
+
 /* cb_max_size follows the module parameter, so it is set at load. */
 CONFIGFS_BIN_ATTR(lk45_, blob, NULL, 0);
 CONFIGFS_BIN_ATTR_WO(lk45_, image, NULL, LK45_IMAGE_MAX);
 CONFIGFS_BIN_ATTR_RO(lk45_, digest, NULL, sizeof(struct lk45_digest));
 CONFIGFS_ATTR_RO(lk45_, commits);
 CONFIGFS_ATTR_RO(lk45_, rejects);
+CONFIGFS_ATTR(lk45_, read_mode);
 
 /* Writable by its mode, but without a write method. */
 static struct configfs_bin_attribute lk45_attr_readonly = {
@@ -196,6 +246,7 @@ static struct configfs_bin_attribute *lk45_bin_attrs[] = {
 static struct configfs_attribute *lk45_attrs[] = {
 	&lk45_attr_commits,
 	&lk45_attr_rejects,
+	&lk45_attr_read_mode,
 	NULL,
 };
 

@@ -76,7 +76,10 @@ static inline long long blob_now_ns(void)
 }
 
 /* Upload @len bytes in writes of @chunk; stops at the first failed write.
- * With @do_fsync, commits with fsync(2) before the close(2).
+ * With @do_fsync, commits with fsync(2) before the close(2), after a failed
+ * write too (it then returns that write's error). fsync(2) is the only call
+ * that reports a commit: close(2) returns 0, and the commit made when the
+ * file is released (when nothing was written since fsync(2)) reaches nobody.
  */
 static inline struct upload blob_upload_ex(const char *path, const void *data,
 					   size_t len, size_t chunk, int do_fsync)
@@ -111,6 +114,13 @@ static inline struct upload blob_upload(const char *path, const void *data,
 					size_t len, size_t chunk)
 {
 	return blob_upload_ex(path, data, len, chunk, 0);
+}
+
+/* The same, committed and reported by fsync(2) (u.fsync_err). */
+static inline struct upload blob_commit(const char *path, const void *data,
+					size_t len, size_t chunk)
+{
+	return blob_upload_ex(path, data, len, chunk, 1);
 }
 
 /* Read a whole file into a malloc()ed buffer; returns its length or -errno. */

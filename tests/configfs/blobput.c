@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * blobput: upload to a configfs binary attribute and say what write(2) and
- * close(2) returned, for the shell tests, the demo and the benchmark.
+ * blobput: upload to a configfs binary attribute and say what write(2),
+ * fsync(2) and close(2) returned, for the shell tests, the demo and the
+ * benchmark.
  *
  *   blobput ATTR FILE [CHUNK]          upload FILE's bytes
  *   blobput ATTR -p SIZE [CHUNK]       upload SIZE bytes of a fixed pattern
  *   blobput ATTR -z                    one write(fd, buf, 0), then close
- *   blobput -f ATTR ...                 the same, committing with fsync(2)
- *                                       before close(2)
+ *   blobput -f ATTR ...                the same, committing with fsync(2)
+ *                                      before close(2)
  *
  * Prints "bytes=N write=ERR close=ERR ns=T" (ERR: OK or an errno name),
- * with -f "bytes=N write=ERR fsync=ERR close=ERR ns=T", and exits 0 only
- * when every call succeeded.
+ * with -f "bytes=N write=ERR fsync=ERR close=ERR ns=T" (-z: no ns=), and
+ * exits 0 only when every call succeeded. Only fsync= carries the write
+ * method's verdict: close(2) returns 0, and without -f the blob is
+ * committed when the file is released, with a result nobody gets.
  */
 #define _GNU_SOURCE
 #include "blob.h"
@@ -28,20 +31,23 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc < 3 || (!strcmp(argv[2], "-p") && argc < 4)) {
-		fprintf(stderr, "usage: blobput ATTR FILE [CHUNK] | blobput ATTR -p SIZE [CHUNK] | blobput ATTR -z\n");
+		fprintf(stderr, "usage: blobput [-f] ATTR FILE [CHUNK] | blobput [-f] ATTR -p SIZE [CHUNK] | blobput [-f] ATTR -z\n");
 		return 2;
 	}
 	if (!strcmp(argv[2], "-z")) {
-		int fd = open(argv[1], O_WRONLY), w, c;
+		int fd = open(argv[1], O_WRONLY), w, s, c;
 
 		if (fd < 0) {
 			printf("open=%s\n", blob_errname(errno));
 			return 1;
 		}
 		w = write(fd, "", 0) < 0 ? errno : 0;
+		s = do_fsync && fsync(fd) < 0 ? errno : 0;
 		c = close(fd) < 0 ? errno : 0;
-		printf("bytes=0 write=%s close=%s\n", blob_errname(w), blob_errname(c));
-		return w || c;
+		printf("bytes=0 write=%s%s%s close=%s\n", blob_errname(w),
+		       do_fsync ? " fsync=" : "", do_fsync ? blob_errname(s) : "",
+		       blob_errname(c));
+		return w || s || c;
 	}
 	if (!strcmp(argv[2], "-p")) {
 		len = strtoull(argv[3], NULL, 0);

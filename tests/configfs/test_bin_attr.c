@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * configfs binary attributes, through the lk45_blobstore sample: declaration and modes, the read sizing protocol,
- * linear buffering up to cb_max_size, close(2) reporting the commit, dup'd
- * and inherited descriptors, zero-length writes, ETXTBSY/ESPIPE/EACCES,
- * concurrent writers, rmdir with open files, fault injection, unload.
+ * configfs binary attributes, through the lk45_blobstore sample: declaration
+ * and modes, reads, buffering up to cb_max_size, fsync(2) as the one call
+ * that reports a commit (close(2) returns 0, the release commits silently),
+ * a refused commit that stays refused, dup'd and inherited descriptors,
+ * zero-length writes, holes, ETXTBSY/ESPIPE/EACCES, concurrent writers,
+ * rmdir with open files, fault injection on the buffer's growth (doubling,
+ * then exactly what the write needs) and on the commit, unload.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -77,11 +80,20 @@ static int write_file(const char *path, const char *val)
 	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
+/* Commit @len bytes to blob with fsync(2); 0 when every call succeeded. */
+static int put(const unsigned char *p, size_t len)
+{
+	struct upload u = blob_commit(P(ITEM, "blob"), p, len, 65536);
+
+	return u.open_err || u.write_err || u.fsync_err || u.close_err ? -1 : 0;
+}
+
 static void test_layout(void)
 {
 	static const struct { const char *name; unsigned int mode; } want[] = {
 		{ "blob", 0644 }, { "image", 0200 }, { "digest", 0444 },
 		{ "readonly", 0644 }, { "commits", 0444 }, { "rejects", 0444 },
+		{ "read_mode", 0644 },
 	};
 	struct stat st;
 	unsigned int i;
@@ -142,6 +154,8 @@ static void test_zero_and_empty(const unsigned char *data)
 
 	fd = open(P(ITEM, "blob"), O_WRONLY);
 	tap_is_long(write(fd, data, 0), 0, "write(fd, buf, 0) returns 0, not EFAULT");
+	tap_is_long(fsync(fd), 0, "fsync(2) after only a zero-length write returns 0");
+	tap_is_long(counter("commits"), commits, "and commits nothing");
 	tap_is_long(close(fd), 0, "close after only a zero-length write succeeds");
 	tap_is_long(counter("commits"), commits, "a zero-length write commits nothing");
 	fd = open(P(ITEM, "blob"), O_WRONLY);
@@ -171,11 +185,19 @@ static void test_modes(const unsigned char *data)
 		   "pread at an offset reads the version the first read took");
 	close(fd);
 	fd = open(P(ITEM, "blob"), O_WRONLY);
-	errno = 0;
-	tap_is_long(pwrite(fd, data, 16, 4096) < 0 ? errno : 0, ESPIPE,
-		    "pwrite past the end of the upload fails with ESPIPE");
-	errno = 0;
-	tap_is_long(close(fd) < 0 ? errno : 0, ESPIPE, "and abandons it: close(2) reports ESPIPE");
+	tap_is_long(pwrite(fd, data + 100, 16, 4096), 16,
+		    "pwrite at 4096 of a fresh upload stores its 16 bytes there");
+	tap_is_long(fsync(fd), 0, "fsync(2) commits it");
+	tap_is_long(close(fd), 0, "close(2) returns 0");
+	{
+		unsigned char *want = calloc(1, 4096 + 16);
+
+		memcpy(want + 4096, data + 100, 16);
+		tap_result(blob_is(want, 4096 + 16),
+			   "the blob is 4112 bytes: 4096 zeroes, then the 16 written");
+		free(want);
+	}
+	tap_is_long(put(data, 16), 0, "the 16-byte blob again");
 
 	errno = 0;
 	fd = open(P(ITEM, "readonly"), O_WRONLY);
@@ -192,7 +214,7 @@ static void test_modes(const unsigned char *data)
 	tap_is_long(fd < 0 ? errno : 0, EACCES, "WO attribute: O_RDONLY gets EACCES");
 	if (fd >= 0)
 		close(fd);
-	tap_result(blob_is(data, 16), "refused opens and an abandoned upload commit nothing");
+	tap_result(blob_is(data, 16), "refused opens commit nothing");
 }
 
 static void test_image(const unsigned char *data)
@@ -209,30 +231,40 @@ static void test_image(const unsigned char *data)
 	unsigned int i;
 
 	img = blob_image(data + 7, 3000, &size, 0);
-	u = blob_upload(P(ITEM, "image"), img, size, 1000);
+	u = blob_commit(P(ITEM, "image"), img, size, 1000);
 	free(img);
-	tap_result(!u.write_err && !u.close_err, "a valid image commits: close(2) returns 0");
+	tap_result(!u.write_err && !u.fsync_err && !u.close_err,
+		   "a valid image commits: fsync(2) and close(2) return 0");
 	tap_result(blob_is(data + 7, 3000), "its payload is the stored blob");
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		commits = counter("commits");
 		img = blob_image(data, bad[i].len, &size, bad[i].delta);
-		u = blob_upload(P(ITEM, "image"), img, size - bad[i].cut, 1024);
+		u = blob_commit(P(ITEM, "image"), img, size - bad[i].cut, 1024);
 		free(img);
-		tap_result(!u.write_err && u.close_err == bad[i].err,
-			   "image %s: writes succeed, close(2) fails with %s",
+		tap_result(!u.write_err && u.fsync_err == bad[i].err && !u.close_err,
+			   "image %s: writes succeed, fsync(2) fails with %s, close(2) returns 0",
 			   bad[i].what, strerrorname_np(bad[i].err));
-		if (u.close_err != bad[i].err)
-			printf("# write %s, close %s\n", blob_errname(u.write_err),
-			       blob_errname(u.close_err));
+		if (u.write_err || u.fsync_err != bad[i].err || u.close_err)
+			printf("# write %s, fsync %s, close %s\n", blob_errname(u.write_err),
+			       blob_errname(u.fsync_err), blob_errname(u.close_err));
 		tap_is_long(counter("commits"), commits, "nothing committed");
 	}
 	img = malloc(4);
 	memcpy(img, "XXXX", 4);
+	u = blob_commit(P(ITEM, "image"), img, 4, 4);
+	free(img);
+	tap_is_long(u.fsync_err, EINVAL, "bad magic: fsync(2) fails with EINVAL");
+	tap_is_long(counter("rejects"), rejects + 4,
+		    "the store counted four rejects: the releases did not commit them again");
+
+	/* Left to the release, a bad image is refused all the same, silently. */
+	img = malloc(4);
+	memcpy(img, "XXXX", 4);
 	u = blob_upload(P(ITEM, "image"), img, 4, 4);
 	free(img);
-	tap_is_long(u.close_err, EINVAL, "bad magic: close(2) fails with EINVAL");
-	tap_is_long(counter("rejects"), rejects + 4, "the store counted four rejects");
+	tap_is_long(u.close_err, 0, "bad magic without fsync(2): close(2) returns 0");
+	tap_is_long(counter("rejects"), rejects + 5, "the release committed it: one more reject");
 	tap_result(blob_is(data + 7, 3000), "a rejected image leaves the earlier blob in place");
 }
 
@@ -245,20 +277,22 @@ static void test_max_size(unsigned char *data)
 
 	blob_fill(payload, IMAGE_MAX, 2);
 	img = blob_image(payload, IMAGE_MAX - 12, &size, 0);
-	u = blob_upload(P(ITEM, "image"), img, size, 4096);
-	tap_result(size == IMAGE_MAX && !u.write_err && !u.close_err,
+	u = blob_commit(P(ITEM, "image"), img, size, 4096);
+	tap_result(size == IMAGE_MAX && !u.write_err && !u.fsync_err && !u.close_err,
 		   "image exactly at cb_max_size (1 MiB) commits");
 	free(img);
 
 	commits = counter("commits");
 	img = blob_image(payload, IMAGE_MAX - 11, &size, 0);
-	u = blob_upload(P(ITEM, "image"), img, size, 4096);
-	tap_result(u.write_err == EFBIG && u.written == IMAGE_MAX && u.close_err == EFBIG,
-		   "one byte over: the last write and close(2) fail with EFBIG");
-	if (u.write_err != EFBIG || u.close_err != EFBIG)
-		printf("# write %s after %zu bytes, close %s\n", blob_errname(u.write_err),
-		       u.written, blob_errname(u.close_err));
-	tap_is_long(counter("commits"), commits, "nothing committed");
+	u = blob_commit(P(ITEM, "image"), img, size, 4096);
+	tap_result(u.write_err == EFBIG && u.written == IMAGE_MAX && u.fsync_err == EFBIG &&
+		   !u.close_err,
+		   "one byte over: the last write and fsync(2) fail with EFBIG, close(2) returns 0");
+	if (u.write_err != EFBIG || u.fsync_err != EFBIG || u.close_err)
+		printf("# write %s after %zu bytes, fsync %s, close %s\n",
+		       blob_errname(u.write_err), u.written, blob_errname(u.fsync_err),
+		       blob_errname(u.close_err));
+	tap_is_long(counter("commits"), commits, "nothing committed, at fsync(2) nor at the release");
 	free(img);
 
 	/* Far over in one write: refused before any copy, else the short
@@ -274,13 +308,30 @@ static void test_max_size(unsigned char *data)
 		errno = 0;
 		tap_is_long(write(fd, data, 16) < 0 ? errno : 0, EFBIG,
 			    "the upload stays abandoned: later writes fail alike");
-		tap_is_long(close(fd) < 0 ? errno : 0, EFBIG, "and close(2) reports EFBIG");
+		errno = 0;
+		tap_is_long(fsync(fd) < 0 ? errno : 0, EFBIG, "fsync(2) reports EFBIG");
+		tap_is_long(close(fd), 0, "close(2) returns 0");
 	}
 	tap_result(blob_is(payload, IMAGE_MAX - 12), "failed uploads lost nothing committed");
 
+	/* A write that reaches exactly max_blob, aimed there by pwrite(2). */
+	{
+		int fd = open(P(ITEM, "blob"), O_WRONLY);
+
+		tap_is_long(pwrite(fd, data, 16, MAX_BLOB - 16), 16,
+			    "pwrite(2) of the last 16 bytes below max_blob succeeds");
+		errno = 0;
+		tap_is_long(pwrite(fd, data, 1, MAX_BLOB) < 0 ? errno : 0, EFBIG,
+			    "a byte at max_blob fails with EFBIG");
+		errno = 0;
+		tap_is_long(fsync(fd) < 0 ? errno : 0, EFBIG, "and abandons the upload");
+		close(fd);
+	}
+	tap_result(blob_is(payload, IMAGE_MAX - 12), "which committed nothing");
+
 	blob_fill(data, MAX_BLOB, 3);
-	u = blob_upload(P(ITEM, "blob"), data, MAX_BLOB, 65536);
-	tap_result(!u.write_err && !u.close_err && blob_is(data, MAX_BLOB),
+	u = blob_commit(P(ITEM, "blob"), data, MAX_BLOB, 65536);
+	tap_result(!u.write_err && !u.fsync_err && !u.close_err && blob_is(data, MAX_BLOB),
 		   "blob exactly at max_blob (4 MiB) commits and reads back");
 	free(payload);
 }
@@ -303,12 +354,20 @@ static void test_dup_fork(const unsigned char *data)
 		   "exactly once, with the whole blob");
 
 	img = blob_image(data, 100, &size, 1);
+	rejects = counter("rejects");
 	fd = open(P(ITEM, "image"), O_WRONLY);
 	write(fd, img, size);
 	fd2 = dup(fd);
-	tap_is_long(close(fd2), 0, "bad image: the duplicate's close returns 0");
 	errno = 0;
-	tap_is_long(close(fd) < 0 ? errno : 0, EBADMSG, "the last close returns EBADMSG");
+	tap_is_long(fsync(fd2) < 0 ? errno : 0, EBADMSG,
+		    "bad image: fsync(2) of the duplicate reports EBADMSG");
+	errno = 0;
+	tap_is_long(fsync(fd) < 0 ? errno : 0, EBADMSG,
+		    "so does fsync(2) of the original: one open file, one outcome");
+	tap_is_long(close(fd2), 0, "the duplicate's close returns 0");
+	tap_is_long(close(fd), 0, "the last close returns 0");
+	tap_is_long(counter("rejects"), rejects + 1,
+		    "one commit attempt: the refusal is final, the release does not retry");
 
 	/* A child inheriting the descriptor and exiting commits nothing. */
 	commits = counter("commits");
@@ -324,20 +383,38 @@ static void test_dup_fork(const unsigned char *data)
 	tap_result(counter("commits") == commits + 1 && blob_is(data + 1, 6000),
 		   "with what was written before the fork");
 
-	/* Parent closes first: the child's close is the last and reports. */
+	/* Parent closes first: the child holds the last reference. */
+	rejects = counter("rejects");
+	fd = open(P(ITEM, "image"), O_WRONLY);
+	write(fd, img, size);
+	pid = fork();
+	if (!pid) {
+		int s;
+
+		usleep(200000);
+		s = fsync(fd) < 0 ? errno : 0;
+		_exit(s == EBADMSG && !close(fd) ? 0 : 1);
+	}
+	tap_is_long(close(fd), 0, "fork: the parent closing first gets 0");
+	tap_is_long(counter("rejects"), rejects, "and commits nothing (the child holds the file)");
+	waitpid(pid, &st, 0);
+	tap_result(WIFEXITED(st) && !WEXITSTATUS(st),
+		   "the child's fsync(2) fails with EBADMSG, its close(2), the last, returns 0");
+	tap_is_long(counter("rejects"), rejects + 1, "one commit attempt");
+
+	/* Nobody calls fsync(2): the child's close, the last, commits silently. */
 	rejects = counter("rejects");
 	fd = open(P(ITEM, "image"), O_WRONLY);
 	write(fd, img, size);
 	pid = fork();
 	if (!pid) {
 		usleep(200000);
-		_exit(close(fd) < 0 && errno == EBADMSG ? 0 : 1);
+		_exit(close(fd) ? 1 : 0);
 	}
-	tap_is_long(close(fd), 0, "fork: the parent closing first gets 0");
+	tap_is_long(close(fd), 0, "fork, no fsync: the parent closing first gets 0");
 	waitpid(pid, &st, 0);
-	tap_result(WIFEXITED(st) && !WEXITSTATUS(st),
-		   "the child's close, the last, fails with EBADMSG");
-	tap_is_long(counter("rejects"), rejects + 1, "one commit attempt");
+	tap_result(WIFEXITED(st) && !WEXITSTATUS(st), "the child's close(2), the last, returns 0");
+	tap_is_long(counter("rejects"), rejects + 1, "and the release commits the image once");
 	free(img);
 	tap_result(blob_is(data + 1, 6000), "the stored blob is untouched");
 }
@@ -402,8 +479,9 @@ static void test_rmdir_open(const unsigned char *data)
 	write(wfd, data, 3000);
 	tap_is_long(rmdir(P("t2", NULL)), 0, "rmdir with the blob open for reading and writing");
 	errno = 0;
-	tap_is_long(close(wfd) < 0 ? errno : 0, ENOENT,
-		    "the writer's close(2) fails with ENOENT: its upload had nowhere to go");
+	tap_is_long(fsync(wfd) < 0 ? errno : 0, ENOENT,
+		    "the writer's fsync(2) fails with ENOENT: its upload had nowhere to go");
+	tap_is_long(close(wfd), 0, "its close(2) returns 0");
 	n = r > 0 ? r : 0;
 	while ((r = read(rfd, got + n, 4096)) > 0)
 		n += r;
@@ -440,8 +518,10 @@ static int fault_prepare(struct fault *f, const char *attr)
 		snprintf(p, sizeof(p), DBG "%s/%s", attr, set[i][0]);
 		bad |= write_file(p, set[i][1]);
 	}
+	/* vmalloc()'s pages are __GFP_HIGHMEM, left alone by default */
 	if (!strcmp(attr, "fail_page_alloc"))
-		bad |= write_file(DBG "fail_page_alloc/min-order", "0");
+		bad |= write_file(DBG "fail_page_alloc/min-order", "0") |
+		       write_file(DBG "fail_page_alloc/ignore-gfp-highmem", "N");
 	snprintf(p, sizeof(p), DBG "%s/times", attr);
 	f->times_fd = open(p, O_WRONLY);
 	f->fail_fd = open("/proc/self/make-it-fail", O_WRONLY);
@@ -463,7 +543,7 @@ static int fault_disarm(struct fault *f)
 static void test_fault_injection(unsigned char *data)
 {
 	struct fault slab, page;
-	long commits;
+	long commits, rejects;
 	struct upload u;
 	int fd, err;
 
@@ -473,51 +553,77 @@ static void test_fault_injection(unsigned char *data)
 	}
 	err = fault_prepare(&slab, "failslab") | fault_prepare(&page, "fail_page_alloc");
 	blob_fill(data, MAX_BLOB, 4);
-	u = blob_upload(P(ITEM, "blob"), data, 10000, 4096);
+	err |= put(data, 10000);
 	commits = counter("commits");
+	rejects = counter("rejects");
 
-	/* Write path, page allocation: 8 KiB buffered, the third page fails. */
-	fd = open(P(ITEM, "blob"), O_WRONLY);
-	write(fd, data + 1, 8192);
-	err |= fault_arm(&page, "1");
-	errno = 0;
-	tap_is_long(write(fd, data, 4096) < 0 ? errno : 0, ENOMEM,
-		    "fail_page_alloc on a buffer page: write(2) fails with ENOMEM");
-	err |= fault_disarm(&page);
-	errno = 0;
-	tap_is_long(close(fd) < 0 ? errno : 0, ENOMEM, "close(2) reports the abandoned upload");
-
-	/* Write path, slab: growing the page array past 16 slots fails
-	 * (twice: kvrealloc() retries with kvmalloc()).
+	/* Write path, pages: 8 KiB buffered; growing to 12 KiB needs pages
+	 * (kmalloc() of 16 KiB, then vmalloc()), and every page fails.
 	 */
 	fd = open(P(ITEM, "blob"), O_WRONLY);
-	write(fd, data + 2, 16 * 4096);
-	err |= fault_arm(&slab, "2");
+	write(fd, data + 1, 8192);
+	err |= fault_arm(&page, "-1");
 	errno = 0;
 	tap_is_long(write(fd, data, 4096) < 0 ? errno : 0, ENOMEM,
-		    "failslab on the page array: write(2) fails with ENOMEM");
-	err |= fault_disarm(&slab);
+		    "fail_page_alloc while the buffer grows: write(2) fails with ENOMEM");
+	err |= fault_disarm(&page);
 	errno = 0;
-	tap_is_long(close(fd) < 0 ? errno : 0, ENOMEM, "close(2) reports ENOMEM");
+	tap_is_long(write(fd, data, 4096) < 0 ? errno : 0, ENOMEM,
+		    "the upload is abandoned: the next write fails with ENOMEM too");
+	errno = 0;
+	tap_is_long(fsync(fd) < 0 ? errno : 0, ENOMEM, "fsync(2) reports ENOMEM");
+	tap_is_long(close(fd), 0, "close(2) returns 0");
 
-	/* Commit path: mapping the pages for the write method fails. */
+	/* Write path, slab: a 100-byte buffer grows to 200 (doubling), then to
+	 * exactly 130 when that fails; krealloc() and kvmalloc() each try once.
+	 */
 	fd = open(P(ITEM, "blob"), O_WRONLY);
-	write(fd, data + 3, 12000);
-	err |= fault_arm(&slab, "1");
-	errno = 0;
-	tap_is_long(close(fd) < 0 ? errno : 0, ENOMEM,
-		    "failslab at commit: close(2) fails with ENOMEM");
+	write(fd, data + 2, 100);
+	err |= fault_arm(&slab, "2");
+	tap_is_long(write(fd, data + 102, 30), 30,
+		    "failslab on the doubled buffer (2 failures): the write still succeeds");
 	err |= fault_disarm(&slab);
+	tap_is_long(fsync(fd), 0, "the buffer grew by what the write needed: fsync(2) commits");
+	tap_is_long(close(fd), 0, "close(2) returns 0");
+	tap_result(counter("commits") == commits + 1 && blob_is(data + 2, 130),
+		   "one commit, of the 130 bytes");
+	commits = counter("commits");
+
+	fd = open(P(ITEM, "blob"), O_WRONLY);
+	write(fd, data + 3, 100);
+	err |= fault_arm(&slab, "4");
+	errno = 0;
+	tap_is_long(write(fd, data + 103, 30) < 0 ? errno : 0, ENOMEM,
+		    "failslab on the doubled and the exact buffer (4 failures): ENOMEM");
+	err |= fault_disarm(&slab);
+	errno = 0;
+	tap_is_long(fsync(fd) < 0 ? errno : 0, ENOMEM, "fsync(2) reports ENOMEM");
+	tap_is_long(close(fd), 0, "close(2) returns 0");
+
+	/* Commit path: the store cannot copy the blob (kvmemdup()). */
+	fd = open(P(ITEM, "blob"), O_WRONLY);
+	write(fd, data + 4, 12000);
+	err |= fault_arm(&slab, "-1") | fault_arm(&page, "-1");
+	errno = 0;
+	tap_is_long(fsync(fd) < 0 ? errno : 0, ENOMEM,
+		    "every allocation failing at commit: fsync(2) fails with ENOMEM");
+	err |= fault_disarm(&slab) | fault_disarm(&page);
+	errno = 0;
+	tap_is_long(fsync(fd) < 0 ? errno : 0, ENOMEM,
+		    "the refused commit is final: fsync(2) again returns ENOMEM, and commits nothing");
+	tap_is_long(close(fd), 0, "close(2) returns 0");
 	tap_is_long(err, 0, "fault injection armed and disarmed through debugfs");
-	tap_result(counter("commits") == commits && blob_is(data, 10000),
-		   "after three failures the stored blob is the last good one");
-	u = blob_upload(P(ITEM, "blob"), data + 5, 30000, 4096);
-	tap_result(!u.write_err && !u.close_err && blob_is(data + 5, 30000),
+	tap_result(counter("commits") == commits && counter("rejects") == rejects &&
+		   blob_is(data + 2, 130),
+		   "after the failures the stored blob is the last good one");
+	u = blob_commit(P(ITEM, "blob"), data + 5, 30000, 4096);
+	tap_result(!u.write_err && !u.fsync_err && !u.close_err && blob_is(data + 5, 30000),
 		   "the item is usable afterwards");
 	close(slab.times_fd);
 	close(slab.fail_fd);
 	close(page.times_fd);
 	close(page.fail_fd);
+	write_file(DBG "fail_page_alloc/ignore-gfp-highmem", "Y");	/* the default */
 }
 
 int main(void)
