@@ -98,7 +98,10 @@ static ssize_t lk45_blob_read(struct config_item *item, void *buf, size_t len)
 
 	mutex_lock(&st->lock);
 	ret = st->size;
-	if (buf) {
+	if (buf && len < st->size && st->read_mode == LK45_READ_NORMAL) {
+		/* Grown since configfs asked the size: never hand out a part. */
+		ret = -EAGAIN;
+	} else if (buf) {
 		size_t n = min(len, st->size);
 
 		/* Misbehave on purpose, for the tests of configfs' reader. */
