@@ -7,9 +7,9 @@
  * AIO and io_uring, shuffled or descending), holes, pwritev2 flags,
  * O_APPEND/O_TRUNC/O_SYNC, ftruncate, mmap, splice, sendfile and
  * copy_file_range, faults half-way through a write, VFS-level refusals,
- * fsync as the one call that commits and reports (fdatasync reports and
- * commits nothing; close(2) reports nothing, and the release commits
- * silently), a refused commit that stays refused, writers killed by a
+ * fsync as the one call that commits and reports (fdatasync fails with
+ * EINVAL and commits nothing, as on 6.12; close(2) reports nothing, and the
+ * release commits silently), a refused commit that stays refused, writers killed by a
  * signal (what they wrote is abandoned) or exiting (committed), killed
  * processes that only inherited the file, threads sharing a descriptor,
  * pidfd_getfd, read methods that shrink or overclaim, AIO reads, readers
@@ -570,7 +570,7 @@ static const char *case_o_sync(void)
 	return outcome;
 }
 
-/* fdatasync(2) after every write reports and commits nothing; fsync(2) does. */
+/* fdatasync(2) after every write fails with EINVAL and commits nothing; fsync(2) commits. */
 static const char *case_fdatasync_each(void)
 {
 	char ds[8 * 12] = "";
@@ -1730,7 +1730,7 @@ static const struct tcase cases[] = {
 	  "w@3000=OK w@0=OK fsync=OK close=OK blob=new",
 	  "w@3000=OK w@0=OK fsync=EINVAL close=OK blob=new" },
 	{ "AIO writes at 0 then 3000, then IOCB_CMD_FDSYNC and IOCB_CMD_FSYNC", case_aio_in_order,
-	  "w@0=OK w@3000=OK aio-fdsync=OK commits=+0 aio-fsync=OK commits=+1 close=OK blob=new",
+	  "w@0=OK w@3000=OK aio-fdsync=EINVAL commits=+0 aio-fsync=OK commits=+1 close=OK blob=new",
 	  "w@0=OK w@3000=OK aio-fdsync=EINVAL commits=+0 aio-fsync=EINVAL commits=+0 close=OK "
 	  "blob=new" },
 	{ "AIO: 16 writes of 4 KiB at shuffled offsets in one io_submit", case_aio_shuffled,
@@ -1781,7 +1781,8 @@ static const struct tcase cases[] = {
 	  "w=OK w=OK commits-before-fsync=0 fsync=EINVAL close=OK blob=new" },
 	{ "fdatasync(2) after each of 8 writes, then fsync(2), then close(2)",
 	  case_fdatasync_each,
-	  "writes-failed=0 fdatasyncs=OK,OK,OK,OK,OK,OK,OK,OK commits=+0 fsync=OK commits=+1 "
+	  "writes-failed=0 fdatasyncs=EINVAL,EINVAL,EINVAL,EINVAL,EINVAL,EINVAL,EINVAL,EINVAL "
+	  "commits=+0 fsync=OK commits=+1 "
 	  "blob=new close=OK commits=+1 blob=new",
 	  "writes-failed=0 fdatasyncs=EINVAL,EINVAL,EINVAL,EINVAL,EINVAL,EINVAL,EINVAL,EINVAL "
 	  "commits=+0 fsync=EINVAL commits=+0 blob=old close=OK commits=+1 blob=new" },
@@ -1818,10 +1819,10 @@ static const struct tcase cases[] = {
 	  "w=OK fsync=OK close=OK blob=new",
 	  "w=OK writev(IOV_MAX+1)=EINVAL writev(bad array)=EFAULT write(kernel address)=EFAULT "
 	  "w=OK fsync=EINVAL close=OK blob=new" },
-	{ "fsync(2) commits and reports, fdatasync(2) reports; nothing is committed twice",
+	{ "fsync(2) commits and reports, fdatasync(2) fails; nothing is committed twice",
 	  case_fsync_reports,
-	  "bad image: fsync=EBADMSG fdatasync=EBADMSG close=OK rejects=+1; blob: w=OK "
-	  "fsync=OK w=OK fdatasync=OK commits=+1 close=OK commits=+2 blob=new; read-only "
+	  "bad image: fsync=EBADMSG fdatasync=EINVAL close=OK rejects=+1; blob: w=OK "
+	  "fsync=OK w=OK fdatasync=EINVAL commits=+1 close=OK commits=+2 blob=new; read-only "
 	  "fsync=OK",
 	  "bad image: fsync=EINVAL fdatasync=EINVAL close=OK rejects=+1; blob: w=OK "
 	  "fsync=EINVAL w=OK fdatasync=EINVAL commits=+0 close=OK commits=+1 blob=new; "
