@@ -16,6 +16,15 @@ fails() {
 	if "$@" >/tmp/tap.out.$$ 2>&1; then not_ok "$desc"; diag "it succeeded"; else ok "$desc"; diag "$(head -c 200 /tmp/tap.out.$$)"; fi
 }
 
+# A test of the other lane may have left a qdisc module loaded, idle: this
+# one holds the sch_clsact lock (tests/locks), so no qdisc of another test
+# exists now. Unload them (a module goes a moment after its last qdisc).
+for m in sch_clsact sch_ingress; do
+	for _ in $(seq 25); do
+		[ -e /sys/module/$m ] || break
+		modprobe -r $m 2>/dev/null || sleep 0.2
+	done
+done
 is "$(loaded sch_clsact) $(loaded sch_ingress)" "no no" "neither qdisc module loaded before the test"
 topology_up
 # Other processes live in the initial namespace, where v0 is not: one that

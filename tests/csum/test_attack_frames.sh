@@ -40,6 +40,22 @@ OBJ=$HERE/attack_shrink.bpf.o
 TS0=$(sysctl -n net.ipv4.tcp_timestamps)
 PG_LOADED=
 TAP_PID=
+# The qdisc modules this test's clsact qdiscs load, to unload at the end:
+# a clsact test of the other lane checks that none is loaded before it.
+QDISC_MODS=
+for m in sch_clsact sch_ingress; do [ -e /sys/module/$m ] || QDISC_MODS+=" $m"; done
+
+# unload_qdisc_mods: those this test loaded; a qdisc's module goes a
+# moment after its last qdisc, so retry for up to 5 s.
+unload_qdisc_mods() {
+	local m
+	for m in $QDISC_MODS; do
+		for _ in $(seq 25); do
+			[ -e /sys/module/$m ] || break
+			modprobe -r $m 2>/dev/null || sleep 0.2
+		done
+	done
+}
 
 cleanup() {
 	[ -n "$TAP_PID" ] && { touch /tmp/atap.stop; wait "$TAP_PID" 2>/dev/null; }
@@ -51,6 +67,7 @@ cleanup() {
 	[ -n "$PG_LOADED" ] && modprobe -r pktgen 2>/dev/null
 	ip netns del snd 2>/dev/null
 	ip link del vh 2>/dev/null
+	unload_qdisc_mods
 	sysctl -qw net.ipv4.ip_forward=0
 	sysctl -qw net.ipv4.tcp_timestamps="$TS0"
 	ip link set "$TX" mtu 1500 2>/dev/null
