@@ -90,7 +90,7 @@ for chunk in 4096 131072; do
 		[ $chunk = 131072 ] || upload1 ours-again 16 4096 || exit 1
 		[ $chunk = 131072 ] || upload1 ours-fsync 16 4096 || exit 1
 		[ $chunk = 131072 ] || for mib in 16 32; do
-			ub1 ours-write $mib write $STORE/blob $mib &&
+			ub1 ours-write write $STORE/blob $mib &&
 				ub1 ours-fdatasync fdatasync $STORE/blob $mib &&
 				ub1 ours-descending descending $STORE/blob $mib &&
 				ub1 tmpfs-write write $TMPFS/blob $mib || exit 1
