@@ -13,7 +13,8 @@
  *  read_mode RW  how blob's read method answers the call that fills the
  *                buffer: "normal"; "shrink" (fills and returns half the
  *                blob, as if it shrank since it was sized); "overclaim"
- *                (fills the buffer, returns one byte more than its length)
+ *                (fills the buffer, returns one byte more than its length);
+ *                "empty" (fills nothing, returns 0, as if it emptied)
  */
 #include <linux/configfs.h>
 #include <linux/crc32.h>
@@ -48,12 +49,14 @@ enum lk45_read_mode {
 	LK45_READ_NORMAL,
 	LK45_READ_SHRINK,
 	LK45_READ_OVERCLAIM,
+	LK45_READ_EMPTY,
 };
 
 static const char * const lk45_read_modes[] = {
 	[LK45_READ_NORMAL] = "normal",
 	[LK45_READ_SHRINK] = "shrink",
 	[LK45_READ_OVERCLAIM] = "overclaim",
+	[LK45_READ_EMPTY] = "empty",
 };
 
 struct lk45_store {
@@ -107,6 +110,8 @@ static ssize_t lk45_blob_read(struct config_item *item, void *buf, size_t len)
 		/* Misbehave on purpose, for the tests of configfs' reader. */
 		if (st->read_mode == LK45_READ_SHRINK)
 			n = min(len, st->size / 2);
+		if (st->read_mode == LK45_READ_EMPTY)
+			n = 0;
 		memcpy(buf, st->blob, n);
 		ret = n;
 		if (st->read_mode == LK45_READ_OVERCLAIM)

@@ -11,9 +11,10 @@
  * EINVAL and commits nothing, as on 6.12; close(2) reports nothing, and the
  * release commits silently), a refused commit that stays refused, writers killed by a
  * signal (what they wrote is abandoned) or exiting (committed), killed
- * processes that only inherited the file, threads sharing a descriptor,
- * pidfd_getfd, read methods that shrink or overclaim, AIO reads, readers
- * racing commits, rmdir, fail-nth on every allocation of the write and
+ * processes that only inherited the file, a writer whose core dump holds
+ * its exit while another process commits, threads sharing a descriptor,
+ * pidfd_getfd, read methods that shrink, overclaim or fill nothing, AIO
+ * reads, readers racing commits, rmdir, fail-nth on every allocation of the write and
  * commit paths, memory cgroup limits on the buffers (the sample reloaded
  * for 16 MiB blobs), and module unload.
  *
@@ -704,6 +705,31 @@ static const char *case_read_overclaim(void)
 	return outcome;
 }
 
+/* "empty" fills nothing and returns 0: the read returns 0, and asks again */
+static const char *case_read_empty(void)
+{
+	static unsigned char got[20000];
+	char b1[32], b2[32];
+	const char *r1, *r2;
+	ssize_t n, m;
+	int fd, set;
+
+	blob_upload(BLOB, data, 10000, 10000);
+	set = set_read_mode("empty");
+	fd = open(BLOB, O_RDONLY);
+	n = read(fd, got, sizeof(got));
+	r1 = count_or_err(n, b1, sizeof(b1));
+	set |= set_read_mode("normal");
+	memset(got, 0, sizeof(got));
+	m = read(fd, got, sizeof(got));
+	r2 = count_or_err(m, b2, sizeof(b2));
+	close(fd);
+	OUT("read_mode=%s read=%s then-normal=%s bytes=%s", set ? "failed" : "set", r1, r2,
+	    m == 10000 && !memcmp(got, data, 10000) ? "right" : "wrong");
+	reset_blob();
+	return outcome;
+}
+
 static int try_mmap(int flags, int prot)
 {
 	int fd = open(BLOB, flags), e;
@@ -1211,6 +1237,95 @@ static const char *case_killed_after_fsync(int more)
 	OUT("fsync=%s then-w=%s child=%s commits=+%ld blob=%s", en(r[0]),
 	    more ? en(r[1]) : "none", death(st), counter("commits") - commits0,
 	    stored_as(data, 3000, "first-3000", data, 5000, "all-5000"));
+	return outcome;
+}
+
+/*
+ * The core dump's pipe helper: this program run as "--hold-core" by
+ * core_pattern. It reads none of the core and exits once the test removes
+ * CORE_GATE, so the dump, and the writer's exit, wait for the test.
+ */
+#define CORE_GATE	"/tmp/cf-core-gate"
+#define CORE_STARTED	"/tmp/cf-core-started"
+
+static int hold_core(void)
+{
+	int i;
+
+	close(open(CORE_STARTED, O_WRONLY | O_CREAT, 0600));
+	for (i = 0; i < 6000 && !access(CORE_GATE, F_OK); i++)
+		usleep(10000);
+	return 0;
+}
+
+static int read_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/*
+ * A child makes the last write and is killed by SIGQUIT; its core dump
+ * goes to a pipe helper that holds it, so the child has not closed its
+ * files yet when the parent, which shares the open file, calls fsync(2).
+ */
+static const char *case_writer_dumping_core(void)
+{
+	char exe[PATH_MAX], pattern[PATH_MAX + 16], old_pattern[256], old_limit[32];
+	unsigned char cw = 0xff;
+	long commits0, k1;
+	int fd, p[2], st = 0, s, c, i, dumping, set;
+	ssize_t n;
+	pid_t pid;
+
+	reset_blob();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(pattern, sizeof(pattern), "|%s --hold-core", exe);
+	if (read_str("/proc/sys/kernel/core_pattern", old_pattern, sizeof(old_pattern)) ||
+	    read_str("/proc/sys/kernel/core_pipe_limit", old_limit, sizeof(old_limit)))
+		return "cannot read core_pattern";
+	unlink(CORE_STARTED);
+	close(open(CORE_GATE, O_WRONLY | O_CREAT, 0600));
+	set = write_str("/proc/sys/kernel/core_pattern", pattern) |
+	      write_str("/proc/sys/kernel/core_pipe_limit", "1");
+	commits0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	pipe(p);
+	pid = fork();
+	if (!pid) {
+		unsigned char r = write(fd, data, 3000) == 3000 ? 0 : errno;
+
+		write(p[1], &r, 1);
+		pause();
+		_exit(0);
+	}
+	read(p[0], &cw, 1);
+	kill(pid, SIGQUIT);
+	for (i = 0; i < 2000 && access(CORE_STARTED, F_OK); i++)
+		usleep(10000);
+	dumping = !access(CORE_STARTED, F_OK) && !waitpid(pid, &st, WNOHANG);
+	s = fsync(fd) ? errno : 0;
+	k1 = counter("commits") - commits0;
+	unlink(CORE_GATE);
+	waitpid(pid, &st, 0);
+	c = close(fd) ? errno : 0;
+	set |= write_str("/proc/sys/kernel/core_pattern", old_pattern) |
+	       write_str("/proc/sys/kernel/core_pipe_limit", old_limit);
+	unlink(CORE_STARTED);
+	close(p[0]);
+	close(p[1]);
+	OUT("sysctls=%s child-w=%s dumping=%s fsync=%s commits=+%ld child=%s close=%s "
+	    "commits=+%ld blob=%s", set ? "failed" : "set", en(cw), dumping ? "yes" : "no",
+	    en(s), k1, death(st), en(c), counter("commits") - commits0, stored(data, 3000));
 	return outcome;
 }
 
@@ -1799,6 +1914,9 @@ static const struct tcase cases[] = {
 	{ "a read method that returns one byte more than its buffer", case_read_overclaim,
 	  "read_mode=set read=EIO again=EIO bytes=none",
 	  "read_mode=set read=10000 again=0 bytes=right" },
+	{ "a read method that fills nothing and returns 0, then fills the blob",
+	  case_read_empty, "read_mode=set read=0 then-normal=10000 bytes=right",
+	  "read_mode=set read=10000 then-normal=0 bytes=wrong" },
 	{ "mmap(2)", case_mmap, "mmap(O_RDONLY)=ENODEV mmap(O_WRONLY)=EACCES",
 	  "mmap(O_RDONLY)=ENODEV mmap(O_WRONLY)=EACCES" },
 	{ "sendfile(2), copy_file_range(2), splice(2) in and out", case_splice_family,
@@ -1865,6 +1983,13 @@ static const struct tcase cases[] = {
 	  killed_after_fsync_and_more,
 	  "fsync=OK then-w=OK child=SIGKILL commits=+1 blob=first-3000",
 	  "fsync=EINVAL then-w=OK child=SIGKILL commits=+1 blob=all-5000" },
+	{ "a child makes the last write and dumps core into a pipe helper that "
+	  "holds it; the parent, sharing the file, calls fsync(2) meanwhile",
+	  case_writer_dumping_core,
+	  "sysctls=set child-w=OK dumping=yes fsync=ECANCELED commits=+0 child=SIGQUIT "
+	  "close=OK commits=+0 blob=old",
+	  "sysctls=set child-w=OK dumping=yes fsync=EINVAL commits=+0 child=SIGQUIT "
+	  "close=OK commits=+1 blob=new" },
 	{ "rmdir(2) with the upload open", case_rmdir_open,
 	  "w=OK rmdir=OK fsync=ENOENT close=OK",
 	  "w=OK rmdir=OK fsync=EINVAL close=OK" },
@@ -1991,11 +2116,13 @@ static int teardown(void)
 				     RMMOD_RETRY("configfs_pristine"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int fd, busy;
 	size_t i;
 
+	if (argc == 2 && !strcmp(argv[1], "--hold-core"))
+		return hold_core();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	data = malloc(1 << 20);
 	blob_fill(data, 1 << 20, 11);
