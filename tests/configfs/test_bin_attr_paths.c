@@ -2,21 +2,22 @@
 // bench-ldlibs: -luring -lpthread
 /*
  * Every way a process reaches a configfs binary attribute, against the
- * contract in Documentation/filesystems/configfs.rst ("Reading and writing
- * a binary attribute"): writes at any offset and in any order (pwrite,
- * AIO and io_uring, shuffled or descending), holes, pwritev2 flags,
+ * contract in Documentation/filesystems/configfs.rst ("Reading and writing a
+ * binary attribute"): writes at any offset and in any order (pwrite, AIO and
+ * io_uring, shuffled or descending), holes, pwritev2 flags,
  * O_APPEND/O_TRUNC/O_SYNC, ftruncate, mmap, splice, sendfile and
  * copy_file_range, faults half-way through a write, VFS-level refusals,
  * fsync as the one call that commits and reports (fdatasync fails with
  * EINVAL and commits nothing, as on 6.12; close(2) reports nothing, and the
- * release commits silently), a refused commit that stays refused, writers killed by a
- * signal (what they wrote is abandoned) or exiting (committed), killed
- * processes that only inherited the file, a writer whose core dump holds
- * its exit while another process commits, threads sharing a descriptor,
- * pidfd_getfd, read methods that shrink, overclaim or fill nothing, AIO
- * reads, readers racing commits, rmdir, fail-nth on every allocation of the write and
- * commit paths, memory cgroup limits on the buffers (the sample reloaded
- * for 16 MiB blobs), and module unload.
+ * release commits silently), a refused commit that stays refused, writers
+ * killed by a signal (what they wrote is abandoned) or exiting (committed),
+ * killed processes that only inherited the file, a writer whose core dump
+ * holds its exit while another process commits, writes stalled mid-copy on a
+ * userfaultfd page and cut short by SIGKILL or exit_group, threads sharing a
+ * descriptor, pidfd_getfd, read methods that shrink, overclaim or fill
+ * nothing, AIO reads, readers racing commits, rmdir, fail-nth on every
+ * allocation of the write and commit paths, memory cgroup limits on the
+ * buffers (the sample reloaded for 16 MiB blobs), and module unload.
  *
  * Each case prints one outcome line. The same cases then run against 6.12's
  * configfs (configfs_pristine.ko): each outcome is asserted against what
@@ -27,6 +28,8 @@
 #include <limits.h>
 #include <liburing.h>
 #include <linux/aio_abi.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -35,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <signal.h>
 
@@ -1322,6 +1326,103 @@ static const char *case_writer_dumping_core(void)
 	return outcome;
 }
 
+/* ---- writes stalled mid-copy, then cut short ---- */
+
+enum stall_end { STALL_SIGKILL, STALL_EXIT_GROUP };
+
+struct stall_write {
+	int fd;
+	const unsigned char *src;
+	size_t len;
+	off_t pos;
+};
+
+static void *stall_writer(void *arg)
+{
+	struct stall_write *w = arg;
+
+	pwrite(w->fd, w->src, w->len, w->pos);
+	return NULL;
+}
+
+/*
+ * In a child: write the first @pre bytes of the upload, then have a thread
+ * pwrite(2) @len bytes at @pos from a buffer whose first page holds data and
+ * whose second page is missing in a userfaultfd range, so that the copy
+ * stops there and waits. Once the fault is seen, the child ends: killed by
+ * SIGKILL, or by _exit(0), an exit_group(2) that cuts the stalled write
+ * short. The outcome says whether the write stalled.
+ */
+static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum stall_end how)
+{
+	unsigned char stalled = 0;
+	long commits0;
+	int p[2], st;
+	pid_t pid;
+
+	reset_blob();
+	commits0 = counter("commits");
+	pipe(p);
+	pid = fork();
+	if (!pid) {
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+		struct stall_write w = { .len = len, .pos = pos };
+		int fd = open(BLOB, O_WRONLY);
+		int uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+		unsigned char *area = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+		struct uffd_msg msg;
+		pthread_t t;
+
+		/* the first page is present before the range is registered */
+		memcpy(area, data, 4096);
+		reg.range.start = (unsigned long)area;
+		reg.range.len = 8192;
+		if (write(fd, data, pre) != (ssize_t)pre || uffd < 0 ||
+		    ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
+			_exit(2);
+		w.fd = fd;
+		w.src = area + 4096 - (len < 4096 ? len / 2 : 4096);
+		pthread_create(&t, NULL, stall_writer, &w);
+		stalled = poll(&pfd, 1, 20000) == 1 && read(uffd, &msg, sizeof(msg)) ==
+			  sizeof(msg) && msg.event == UFFD_EVENT_PAGEFAULT;
+		write(p[1], &stalled, 1);
+		if (how == STALL_EXIT_GROUP)
+			_exit(0);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	read(p[0], &stalled, 1);
+	if (how == STALL_SIGKILL)
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(p[0]);
+	OUT("stalled=%s died=%s commits=+%ld blob=%s", stalled ? "yes" : "no", death(st),
+	    counter("commits") - commits0,
+	    stored_as(data, pre, pre == 3000 ? "first-3000" : "first-8192", NULL, 0, NULL));
+	return outcome;
+}
+
+/* 3000 bytes written, then 2000 at 3000 of which the second 1000 stall */
+static const char *stalled_extend_exit_group(void)
+{
+	return case_stalled_write(3000, 3000, 2000, STALL_EXIT_GROUP);
+}
+
+static const char *stalled_extend_sigkill(void)
+{
+	return case_stalled_write(3000, 3000, 2000, STALL_SIGKILL);
+}
+
+/* 8192 bytes written, then 8192 at 4096: the first 4096 overwrite, then stall */
+static const char *stalled_overwrite_exit_group(void)
+{
+	return case_stalled_write(8192, 4096, 8192, STALL_EXIT_GROUP);
+}
+
 static const char *killed_after_fsync(void) { return case_killed_after_fsync(0); }
 static const char *killed_after_fsync_and_more(void) { return case_killed_after_fsync(1); }
 
@@ -1983,6 +2084,17 @@ static const struct tcase cases[] = {
 	  "close=OK commits=+0 blob=old",
 	  "sysctls=set child-w=OK dumping=yes fsync=EINVAL commits=+0 child=SIGQUIT "
 	  "close=OK commits=+1 blob=new" },
+	{ "a write adding bytes past the end stalls mid-copy on a userfaultfd page; "
+	  "the writer's exit_group(0) cuts it short", stalled_extend_exit_group,
+	  "stalled=yes died=exit(0) commits=+1 blob=first-3000",
+	  "stalled=yes died=exit(0) commits=+1 blob=other(5000 bytes)" },
+	{ "a write adding bytes past the end stalls mid-copy; the writer is killed",
+	  stalled_extend_sigkill, "stalled=yes died=SIGKILL commits=+0 blob=old",
+	  "stalled=yes died=SIGKILL commits=+1 blob=other(5000 bytes)" },
+	{ "a write over the blob's last 4096 bytes and past its end stalls after "
+	  "overwriting them; the writer's exit_group(0) cuts it short",
+	  stalled_overwrite_exit_group, "stalled=yes died=exit(0) commits=+0 blob=old",
+	  "stalled=yes died=exit(0) commits=+1 blob=other(12288 bytes)" },
 	{ "rmdir(2) with the upload open", case_rmdir_open,
 	  "w=OK rmdir=OK fsync=ENOENT close=OK",
 	  "w=OK rmdir=OK fsync=EINVAL close=OK" },
