@@ -20,6 +20,9 @@ extract() {
 	tar -xf "$SRC_TARBALL" --strip-components=1 -C "$TREE" ||
 		die "cannot extract $SRC_TARBALL"
 	g init -q -b bench
+	# before the first commit, whose auto gc would outlive the target
+	# holding its cache lock
+	g config gc.auto 0
 	g add -A -f
 	g -c user.name=bench -c user.email=bench@localhost \
 		commit -q -m "Debian $SRC_PACKAGE $ver (pristine)"
