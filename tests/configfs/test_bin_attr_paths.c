@@ -1328,7 +1328,7 @@ static const char *case_writer_dumping_core(void)
 
 /* ---- writes stalled mid-copy, then cut short ---- */
 
-enum stall_end { STALL_SIGKILL, STALL_EXIT_GROUP };
+enum stall_end { STALL_SIGKILL, STALL_EXIT_GROUP, STALL_EXEC };
 
 struct stall_write {
 	int fd;
@@ -1351,7 +1351,8 @@ static void *stall_writer(void *arg)
  * whose second page is missing in a userfaultfd range, so that the copy
  * stops there and waits. Once the fault is seen, the child ends: killed by
  * SIGKILL, or by _exit(0), an exit_group(2) that cuts the stalled write
- * short. The outcome says whether the write stalled.
+ * short, or by an exec that does (of this program, which exits with 0,
+ * the descriptor still open). The outcome says whether the write stalled.
  */
 static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum stall_end how)
 {
@@ -1391,6 +1392,8 @@ static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum st
 		write(p[1], &stalled, 1);
 		if (how == STALL_EXIT_GROUP)
 			_exit(0);
+		if (how == STALL_EXEC)
+			execl("/proc/self/exe", "stalled-exec", "--exit", NULL);
 		pause();
 		_exit(0);
 	}
@@ -1410,6 +1413,11 @@ static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum st
 static const char *stalled_extend_exit_group(void)
 {
 	return case_stalled_write(3000, 3000, 2000, STALL_EXIT_GROUP);
+}
+
+static const char *stalled_extend_exec(void)
+{
+	return case_stalled_write(3000, 3000, 2000, STALL_EXEC);
 }
 
 static const char *stalled_extend_sigkill(void)
@@ -2088,6 +2096,10 @@ static const struct tcase cases[] = {
 	  "the writer's exit_group(0) cuts it short", stalled_extend_exit_group,
 	  "stalled=yes died=exit(0) commits=+1 blob=first-3000",
 	  "stalled=yes died=exit(0) commits=+1 blob=other(5000 bytes)" },
+	{ "a write adding bytes past the end stalls mid-copy; another thread of the "
+	  "writer execs, which cuts it short; the new program exits with 0",
+	  stalled_extend_exec, "stalled=yes died=exit(0) commits=+1 blob=first-3000",
+	  "stalled=yes died=exit(0) commits=+1 blob=other(5000 bytes)" },
 	{ "a write adding bytes past the end stalls mid-copy; the writer is killed",
 	  stalled_extend_sigkill, "stalled=yes died=SIGKILL commits=+0 blob=old",
 	  "stalled=yes died=SIGKILL commits=+1 blob=other(5000 bytes)" },
@@ -2228,6 +2240,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--hold-core"))
 		return hold_core();
+	if (argc == 2 && !strcmp(argv[1], "--exit"))
+		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	data = malloc(1 << 20);
 	blob_fill(data, 1 << 20, 11);
