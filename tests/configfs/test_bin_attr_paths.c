@@ -11,8 +11,8 @@
  * EINVAL and commits nothing, as on 6.12; close(2) reports nothing, and the
  * release commits silently), a refused commit that stays refused, writers
  * killed by a signal (what they wrote is abandoned) or exiting (committed),
- * killed processes that only inherited the file, a writer whose core dump
- * holds its exit while another process commits, writes stalled mid-copy on a
+ * killed processes that only inherited the file, a writer killed after it
+ * closed its descriptor, writes stalled mid-copy on a
  * userfaultfd page and cut short by SIGKILL or exit_group, threads sharing a
  * descriptor, pidfd_getfd, read methods that shrink, overclaim or fill
  * nothing, AIO reads, readers racing commits, rmdir, fail-nth on every
@@ -1237,95 +1237,6 @@ static const char *case_killed_after_fsync(int more)
 	return outcome;
 }
 
-/*
- * The core dump's pipe helper: this program run as "--hold-core" by
- * core_pattern. It reads none of the core and exits once the test removes
- * CORE_GATE, so the dump, and the writer's exit, wait for the test.
- */
-#define CORE_GATE	"/tmp/cf-core-gate"
-#define CORE_STARTED	"/tmp/cf-core-started"
-
-static int hold_core(void)
-{
-	int i;
-
-	close(open(CORE_STARTED, O_WRONLY | O_CREAT, 0600));
-	for (i = 0; i < 6000 && !access(CORE_GATE, F_OK); i++)
-		usleep(10000);
-	return 0;
-}
-
-static int read_str(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-/*
- * A child makes the last write and is killed by SIGQUIT; its core dump
- * goes to a pipe helper that holds it, so the child has not closed its
- * files yet when the parent, which shares the open file, calls fsync(2).
- */
-static const char *case_writer_dumping_core(void)
-{
-	char exe[PATH_MAX], pattern[PATH_MAX + 16], old_pattern[256], old_limit[32];
-	unsigned char cw = 0xff;
-	long commits0, k1;
-	int fd, p[2], st = 0, s, c, i, dumping, set;
-	ssize_t n;
-	pid_t pid;
-
-	reset_blob();
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
-	snprintf(pattern, sizeof(pattern), "|%s --hold-core", exe);
-	if (read_str("/proc/sys/kernel/core_pattern", old_pattern, sizeof(old_pattern)) ||
-	    read_str("/proc/sys/kernel/core_pipe_limit", old_limit, sizeof(old_limit)))
-		return "cannot read core_pattern";
-	unlink(CORE_STARTED);
-	close(open(CORE_GATE, O_WRONLY | O_CREAT, 0600));
-	set = write_str("/proc/sys/kernel/core_pattern", pattern) |
-	      write_str("/proc/sys/kernel/core_pipe_limit", "1");
-	commits0 = counter("commits");
-	fd = open(BLOB, O_WRONLY);
-	pipe(p);
-	pid = fork();
-	if (!pid) {
-		unsigned char r = write(fd, data, 3000) == 3000 ? 0 : errno;
-
-		write(p[1], &r, 1);
-		pause();
-		_exit(0);
-	}
-	read(p[0], &cw, 1);
-	kill(pid, SIGQUIT);
-	for (i = 0; i < 2000 && access(CORE_STARTED, F_OK); i++)
-		usleep(10000);
-	dumping = !access(CORE_STARTED, F_OK) && !waitpid(pid, &st, WNOHANG);
-	s = fsync(fd) ? errno : 0;
-	k1 = counter("commits") - commits0;
-	unlink(CORE_GATE);
-	waitpid(pid, &st, 0);
-	c = close(fd) ? errno : 0;
-	set |= write_str("/proc/sys/kernel/core_pattern", old_pattern) |
-	       write_str("/proc/sys/kernel/core_pipe_limit", old_limit);
-	unlink(CORE_STARTED);
-	close(p[0]);
-	close(p[1]);
-	OUT("sysctls=%s child-w=%s dumping=%s fsync=%s commits=+%ld child=%s close=%s "
-	    "commits=+%ld blob=%s", set ? "failed" : "set", en(cw), dumping ? "yes" : "no",
-	    en(s), k1, death(st), en(c), counter("commits") - commits0, stored(data, 3000));
-	return outcome;
-}
-
 /* ---- writes stalled mid-copy, then cut short ---- */
 
 enum stall_end { STALL_SIGKILL, STALL_EXIT_GROUP, STALL_EXEC };
@@ -1429,6 +1340,51 @@ static const char *stalled_extend_sigkill(void)
 static const char *stalled_overwrite_exit_group(void)
 {
 	return case_stalled_write(8192, 4096, 8192, STALL_EXIT_GROUP);
+}
+
+/*
+ * A child makes the last write, closes its descriptor and is killed; the
+ * parent, which holds the file too, calls fsync(2) while the child is a
+ * zombie not yet reaped, then once it is. The child finished its upload:
+ * its death after the close abandons nothing.
+ */
+static const char *case_closed_then_killed(void)
+{
+	unsigned char cw = 0xff;
+	long commits0;
+	int fd, p[2], st, s1, s2, c;
+	siginfo_t si = { 0 };
+	pid_t pid;
+
+	reset_blob();
+	commits0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	if (fd < 0 || pipe(p))
+		return "open or pipe failed";
+	pid = fork();
+	if (!pid) {
+		unsigned char r = write(fd, data, 3000) == 3000 ? 0 : errno;
+
+		if (close(fd))
+			r = errno;
+		write(p[1], &r, 1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	read(p[0], &cw, 1);
+	close(p[0]);
+	kill(pid, SIGKILL);
+	/* a zombie, not reaped */
+	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
+	s1 = fsync(fd) ? errno : 0;
+	waitpid(pid, &st, 0);
+	s2 = fsync(fd) ? errno : 0;
+	c = close(fd) ? errno : 0;
+	OUT("child-w=%s child=%s fsync-before-reaping=%s fsync=%s close=%s commits=+%ld "
+	    "blob=%s", en(cw), death(st), en(s1), en(s2), en(c), counter("commits") - commits0,
+	    stored(data, 3000));
+	return outcome;
 }
 
 static const char *killed_after_fsync(void) { return case_killed_after_fsync(0); }
@@ -2077,6 +2033,12 @@ static const struct tcase cases[] = {
 	  "w=OK child-w=OK child=SIGKILL fsync=ECANCELED w=ECANCELED close=OK commits=+0 "
 	  "blob=old",
 	  "w=OK child-w=OK child=SIGKILL fsync=EINVAL w=OK close=OK commits=+1 blob=new" },
+	{ "a child writes, closes and is killed; the parent calls fsync(2) before and "
+	  "after reaping it", case_closed_then_killed,
+	  "child-w=OK child=SIGKILL fsync-before-reaping=OK fsync=OK close=OK commits=+1 "
+	  "blob=new",
+	  "child-w=OK child=SIGKILL fsync-before-reaping=EINVAL fsync=EINVAL close=OK "
+	  "commits=+1 blob=new" },
 	{ "a writer killed after fsync(2) committed, nothing written since",
 	  killed_after_fsync,
 	  "fsync=OK then-w=none child=SIGKILL commits=+1 blob=first-3000",
@@ -2085,13 +2047,6 @@ static const struct tcase cases[] = {
 	  killed_after_fsync_and_more,
 	  "fsync=OK then-w=OK child=SIGKILL commits=+1 blob=first-3000",
 	  "fsync=EINVAL then-w=OK child=SIGKILL commits=+1 blob=all-5000" },
-	{ "a child makes the last write and dumps core into a pipe helper that "
-	  "holds it; the parent, sharing the file, calls fsync(2) meanwhile",
-	  case_writer_dumping_core,
-	  "sysctls=set child-w=OK dumping=yes fsync=ECANCELED commits=+0 child=SIGQUIT "
-	  "close=OK commits=+0 blob=old",
-	  "sysctls=set child-w=OK dumping=yes fsync=EINVAL commits=+0 child=SIGQUIT "
-	  "close=OK commits=+1 blob=new" },
 	{ "a write adding bytes past the end stalls mid-copy on a userfaultfd page; "
 	  "the writer's exit_group(0) cuts it short", stalled_extend_exit_group,
 	  "stalled=yes died=exit(0) commits=+1 blob=first-3000",
@@ -2238,8 +2193,6 @@ int main(int argc, char **argv)
 	int fd, busy;
 	size_t i;
 
-	if (argc == 2 && !strcmp(argv[1], "--hold-core"))
-		return hold_core();
 	if (argc == 2 && !strcmp(argv[1], "--exit"))
 		return 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
