@@ -1479,6 +1479,8 @@ struct tap_count {
 /* tap_take: outgoing frames into @t (NULL: only counted) until none came
  * for @ms, or for a second at most; returns how many came
  */
+static int tap_port;	/* the flow's TCP port; 0: any */
+
 static long tap_take(int fd, int ms, struct tap_count *t)
 {
 	static uint8_t vbuf[sizeof(struct virtio_net_hdr) + 70000];
@@ -1507,6 +1509,13 @@ static long tap_take(int fd, int ms, struct tap_count *t)
 					      get16(buf + l3 - 2) == 0x88a8); l3 += 4)
 			;
 		if (n < l3 + 20 || get16(buf + l3 - 2) != 0x0800 || buf[l3 + 9] != TCP) {
+			t->other++;
+			continue;
+		}
+		/* another flow's, such as an earlier flow's time-wait reply */
+		hdr = l3 + (buf[l3] & 15) * 4;
+		if (tap_port && (n < hdr + 4 || (get16(buf + hdr) != tap_port &&
+						 get16(buf + hdr + 2) != tap_port))) {
 			t->other++;
 			continue;
 		}
@@ -1549,7 +1558,8 @@ static long tap_reading(int fd, struct tap_count *t, struct counters *c)
  * counts as the segments its gso_size makes of it), the largest frame, the
  * tap's drops, the port's counters' deltas (tx-needs-csum, tx-csum-none,
  * tx_csum_sw, tx_dropped), the frames of others (outgoing frames not
- * TCP/IPv4, and frames tapped around a reading) and the TCP/IPv4 frames
+ * TCP/IPv4 or, given a port, not to or from it, and frames tapped around a
+ * reading) and the TCP/IPv4 frames
  * handed over still CHECKSUM_PARTIAL. The counters are read inside the
  * tap's window, so that every frame they count was tapped.
  */
@@ -1647,7 +1657,9 @@ int main(int argc, char **argv)
 	if (!txidx)
 		bail(txif);
 	nl_open();
-	if (!strcmp(g, "tap") && argc == 4) {
+	if (!strcmp(g, "tap") && (argc == 4 || argc == 5)) {
+		if (argc == 5)
+			tap_port = atoi(argv[4]);
 		tap(argv[3]);
 		return 0;
 	}

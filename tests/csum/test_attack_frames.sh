@@ -83,7 +83,7 @@ cleanup() {
 # XFLOW_SENDER=sendfile sends them from a file with sendfile(2), XFLOW_ADDR
 # to another of rx's addresses.
 xflow() {
-	local count=$1 port=$((6000 + RANDOM % 1000)) out=/tmp/aflow.$$ got pid
+	local count=$1 port=${XFLOW_PORT:-$((6000 + RANDOM % 1000))} out=/tmp/aflow.$$ got pid
 	shift
 	rm -f "$out" "$out.ready"
 	ip netns exec rx "$FLOW" recv 4 tcp $port "$count" "$out" &
@@ -98,11 +98,12 @@ xflow() {
 	[ $FLOW_OK = 1 ] || { diag "flow: got '$got', want '$count $((count * 1000)) 0'"; sed 's/^/# /' /tmp/aflow.err; }
 }
 
-# a tap on the port: the outgoing TCP/IPv4 frames the driver is handed, and
-# the port's counters read inside its window (see tap() in attack_frames.c)
+# tap_start [PORT]: a tap on the port: the outgoing TCP/IPv4 frames (to or
+# from PORT) the driver is handed, and the port's counters read inside its
+# window (see tap() in attack_frames.c)
 tap_start() {
 	rm -f /tmp/atap.stop /tmp/atap.out
-	"$A" tap "$TX" /tmp/atap.stop >/tmp/atap.out &
+	"$A" tap "$TX" /tmp/atap.stop ${1:-} >/tmp/atap.out &
 	TAP_PID=$!
 	for _ in $(seq 600); do grep -q ready /tmp/atap.out 2>/dev/null && break; sleep 0.05; done
 }
@@ -122,10 +123,12 @@ tap_stop() {
 # above LIMIT (LargeSend got GSO packets) or at most LIMIT (none). A try
 # whose window held a frame that was not the flow's is made again.
 flow_check() {
-	local name=$1 count=$2 op=$3 lim=$4 try
+	local name=$1 count=$2 op=$3 lim=$4 try XFLOW_PORT
 	shift 4
 	for try in 1 2 3 4; do
-		tap_start
+		# a port of its own each try: frames of other flows are others
+		XFLOW_PORT=$((6000 + RANDOM % 1000))
+		tap_start $XFLOW_PORT
 		xflow "$count" "$@"
 		tap_stop
 		[ "$TAP_OTHERS" = 0 ] && break
@@ -165,10 +168,11 @@ flow_check() {
 # handed over summed than the 2 time-wait replies that may come so (a
 # driver that gets every segment with a request fails it).
 flow_check_core() {
-	local name=$1 count=$2 try e0
+	local name=$1 count=$2 try e0 XFLOW_PORT
 	e0=$(rx_stat TcpInCsumErrors)
 	for try in 1 2 3 4; do
-		tap_start
+		XFLOW_PORT=$((6000 + RANDOM % 1000))
+		tap_start $XFLOW_PORT
 		XFLOW_SENDER=sendfile XFLOW_ADDR=198.18.201.2 xflow "$count" env
 		tap_stop
 		[ "$TAP_OTHERS" = 0 ] && break
