@@ -97,67 +97,103 @@ ensure_cache_dir() {
 # export writes it whatever the tree's commits say.
 PATCH_AUTHOR_PLACEHOLDER='Unattributed <unattributed@patches.invalid>'
 
-# identity_problem "NAME" "EMAIL": why NAME <EMAIL> cannot sign a patch
-# (unset, malformed, a placeholder, the example the error message gives,
-# or an address no reply reaches), or nothing when it can. The message is
-# one line whatever NAME and EMAIL hold.
+# trim_space VAR...: strip leading and trailing whitespace (spaces, tabs,
+# newlines) from each named variable, in place.
+trim_space() {
+	local _trim_n _trim_s
+	for _trim_n in "$@"; do
+		_trim_s=${!_trim_n}
+		_trim_s=${_trim_s#"${_trim_s%%[![:space:]]*}"}
+		_trim_s=${_trim_s%"${_trim_s##*[![:space:]]}"}
+		printf -v "$_trim_n" '%s' "$_trim_s"
+	done
+}
+
+# identity_problem "NAME" "EMAIL" [NAME_KEY EMAIL_KEY]: why NAME <EMAIL>
+# cannot sign a patch (unset, blank, malformed, a placeholder, the example
+# the error message gives, an IP literal or an address no reply reaches),
+# or nothing when it can. NAME and EMAIL are taken without their leading
+# and trailing whitespace, as sender_identity uses them. NAME_KEY and
+# EMAIL_KEY say where they came from (default git config user.name and
+# user.email), so that each reason names what to set. The message is one
+# line whatever NAME and EMAIL hold.
 identity_problem() {
-	local name=$1 email=$2 domain local_part lc shown
-	[ -n "$name" ] && [ -n "$email" ] || { echo "no identity is set"; return; }
+	local name=$1 email=$2 nkey=${3:-git config user.name} ekey=${4:-git config user.email}
+	local domain local_part lc shown
+	local fix_name="set $nkey to your own name" fix_email="set $ekey to your own address"
+	trim_space name email
+	[ -n "$1$2" ] || { echo "no identity is set: set $nkey and $ekey"; return; }
+	if [ -z "$name" ]; then
+		if [ -n "$1" ]; then echo "the name ($nkey) is blank: $fix_name"; else echo "no name is set ($nkey): $fix_name"; fi
+		return
+	fi
+	[ -n "$email" ] || { echo "no address is set ($ekey): $fix_email"; return; }
 	# nothing that would end or split the From: header
 	if [[ $name == *[\<\>\"]* || $name =~ [[:cntrl:]] ]]; then
-		echo "the name '${name//[[:cntrl:]]/?}' holds <, >, \" or a control character (a newline, say)"; return
+		echo "the name '${name//[[:cntrl:]]/?}' holds <, >, \" or a control character (a newline, say): $fix_name"; return
 	fi
 	shown="$name <${email//[[:cntrl:]]/?}>"
+	# the patches' placeholder author's name, whatever the address
+	if [ "${name,,}" = "$(printf '%s' "${PATCH_AUTHOR_PLACEHOLDER% <*}" | tr '[:upper:]' '[:lower:]')" ]; then
+		echo "'$shown' is a placeholder: '$name' is the patches' placeholder author: $fix_name"; return
+	fi
 	domain=${email##*@}
 	domain=${domain,,}
 	domain=${domain//[[:cntrl:]]/?}
 	local_part=${email%@*}
 	local_part=${local_part,,}
+	# an IP literal (jane@127.0.0.1, jane@[127.0.0.1], jane@[::1]) names a
+	# host, not a domain that receives mail
+	if [[ $domain == \[*\] || $domain == *:* || $domain =~ ^[0-9]+(\.[0-9]+)*$ ]]; then
+		echo "'$shown' is a placeholder: $domain is an IP address, not a mail domain: $fix_email"; return
+	fi
 	case "$domain" in
-	*.example | *.invalid | *.test | *.localhost | localhost | localhost.* | \
+	*.example | *.invalid | *.test | *.localhost | localhost* | \
 		*.localdomain | localdomain | *.local | *.lan | *.internal | \
 		example.com | example.org | example.net | *.example.com | *.example.org | *.example.net | \
 		your.domain | *.your.domain | domain.com | email.com)
-		echo "'$shown' is a placeholder (domain $domain)"; return ;;
+		echo "'$shown' is a placeholder (domain $domain): $fix_email"; return ;;
 	noreply.* | *.noreply.* | no-reply.* | *.no-reply.*)
-		echo "'$shown' is a placeholder: a no-reply address (domain $domain), which no reviewer can answer"; return ;;
+		echo "'$shown' is a placeholder: a no-reply address (domain $domain), which no reviewer can answer: $fix_email"; return ;;
 	esac
 	case "$local_part" in
 	noreply | no-reply | donotreply | do-not-reply | you | your.name | yourname | user | username | nobody | root)
-		echo "'$shown' is a placeholder (address $local_part@)"; return ;;
+		echo "'$shown' is a placeholder (address $local_part@): $fix_email"; return ;;
 	esac
 	[[ $email =~ ^[^@[:space:][:cntrl:]\<\>\"]+@[^@[:space:][:cntrl:]\<\>\".]+(\.[^@[:space:][:cntrl:]\<\>\".]+)+$ ]] ||
-		{ echo "'${email//[[:cntrl:]]/?}' is not an e-mail address with a domain"; return; }
+		{ echo "'${email//[[:cntrl:]]/?}' is not an e-mail address with a domain: $fix_email"; return; }
 	lc=$(printf '%s %s' "$name" "$email" | tr '[:upper:]' '[:lower:]')
 	if [[ " $lc " =~ [^a-z0-9]seed[^a-z0-9] ]]; then
-		echo "'$shown' is a placeholder (it says \"seed\")"; return
+		echo "'$shown' is a placeholder (it says \"seed\"): set $nkey and $ekey to your own"; return
 	fi
 	if [[ " $lc " =~ [^a-z]your[[:space:]_.-]*name[^a-z] ]]; then
-		echo "'$shown' is a placeholder (the example \"Your Name\")"; return
+		echo "'$shown' is a placeholder (the example \"Your Name\"): set $nkey and $ekey to your own"; return
 	fi
 	[ "$shown" != "$PATCH_AUTHOR_PLACEHOLDER" ] ||
-		echo "'$shown' is the patches' placeholder author"
+		echo "'$shown' is the patches' placeholder author: set $nkey and $ekey to your own"
 }
 
 # sender_identity: "Name <email>" of whoever mails the series:
 # GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL when both are set, else git config
 # user.name and user.email as git resolves them in this checkout; one of
 # the two variables alone is refused (a sign-off is one person's, not a
-# name from here and an address from there). Dies with one line naming the
-# fix when it is unset or a placeholder.
+# name from here and an address from there). Leading and trailing
+# whitespace of each is dropped (From: and Signed-off-by: alike). Dies
+# with one line naming the fix when it is unset, blank or a placeholder.
 sender_identity() {
-	local name=${GIT_AUTHOR_NAME:-} email=${GIT_AUTHOR_EMAIL:-} why=
+	local name=${GIT_AUTHOR_NAME:-} email=${GIT_AUTHOR_EMAIL:-} why='' nkey=GIT_AUTHOR_NAME ekey=GIT_AUTHOR_EMAIL
 	if [ -n "$name" ] && [ -z "$email" ]; then
-		why="GIT_AUTHOR_NAME is set without the other (GIT_AUTHOR_EMAIL)"
+		why="GIT_AUTHOR_NAME is set without the other (GIT_AUTHOR_EMAIL): export GIT_AUTHOR_EMAIL too, or unset GIT_AUTHOR_NAME"
 	elif [ -z "$name" ] && [ -n "$email" ]; then
-		why="GIT_AUTHOR_EMAIL is set without the other (GIT_AUTHOR_NAME)"
+		why="GIT_AUTHOR_EMAIL is set without the other (GIT_AUTHOR_NAME): export GIT_AUTHOR_NAME too, or unset GIT_AUTHOR_EMAIL"
 	elif [ -z "$name" ]; then
 		name=$(git -C "$REPO" config user.name 2>/dev/null || true)
 		email=$(git -C "$REPO" config user.email 2>/dev/null || true)
+		nkey="git config user.name" ekey="git config user.email"
 	fi
-	[ -n "$why" ] || why=$(identity_problem "$name" "$email")
-	[ -z "$why" ] || die "From: and Signed-off-by: of the mails must be your own identity, but $why: set yours with git config user.name \"Your Name\" and git config user.email you@your.domain in $REPO, or export GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"
+	[ -n "$why" ] || why=$(identity_problem "$name" "$email" "$nkey" "$ekey")
+	[ -z "$why" ] || die "From: and Signed-off-by: of the mails must be your own identity, but $why (in general: git config user.name \"Your Name\" and git config user.email you@your.domain in $REPO, or export GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)"
+	trim_space name email
 	printf '%s <%s>\n' "$name" "$email"
 }
 

@@ -21,16 +21,23 @@ Per patch:
              patch adds do not talk about this lab (seeds, lk45, the bench,
              make check, our benchmark, issue numbers).
   date       Date: is set, parses, is not in the future.
+  net-next   in a net-next series (subject prefix net-next), no patch
+             carries Fixes: (a fix goes to net, not net-next).
+  mainline   a "Mainline:" verdict below the --- states that the patch
+             applies, does not apply, or was rebased, never that it was
+             not checked, not at hand, unchecked or unknown.
   ACPICA     a patch to drivers/acpi/acpica/ says below its --- that it
              goes through ACPICA upstream first.
 Per topic:
-  dates      not one Date: for the whole series.
+  dates      not one Date: for the whole series, and no Date: earlier
+             than the one of the patch before it (0001, 0002, ...).
   prefix     a networking topic's subject prefix: PATCH net for its fixes
              (fixes-only, or every patch a fix with Fixes: but the
              selftests that go with them), PATCH net-next for the rest.
   letter     the cover letter (or a one-patch topic's notes) names the base
              (Debian linux-source-6.12 SOURCE_VERSION) and says whether the
-             patches apply to mainline, with no TODO left; one for an ACPICA
+             patches apply to mainline (a verdict, as per patch under
+             "mainline"), with no TODO left; one for an ACPICA
              patch says it goes through ACPICA upstream; no lab words.
   who        the cover letter stores no identity (as per patch) and every
              line of patches/<topic>/cc is one real address, no placeholder.
@@ -184,6 +191,49 @@ def hits(patterns, text):
     return out
 
 
+# a "Mainline:" verdict: from its line to the next blank line. It states
+# whether the patches apply to mainline (or were rebased onto it), and no
+# hedge stands in for that verdict.
+MAINLINE_SAYS = re.compile(r"\bapplies\b|\bapplied\b|\bapply\s+(?:to|on|onto|cleanly|as)\b"
+                           r"|\b(?:does|do|did)\s+not\s+apply\b|\b(?:doesn't|don't|didn't)\s+apply\b"
+                           r"|\brebased\b", re.I)
+MAINLINE_HEDGE = re.compile(r"\bnot\s+(?:been\s+|yet\s+)?checked\b|\bnot\s+at\s+hand\b"
+                            r"|\bun-?checked\b|\bunknown\b", re.I)
+
+
+def mainline_verdicts(text):
+    """Each "Mainline:" paragraph of text, joined into one line."""
+    out, cur = [], None
+    for l in text.split('\n'):
+        if re.match(r'^\s*Mainline:', l):
+            if cur:
+                out.append(' '.join(cur))
+            cur = [l.strip()]
+        elif cur is not None:
+            if not l.strip():
+                out.append(' '.join(cur))
+                cur = None
+            else:
+                cur.append(l.strip())
+    if cur:
+        out.append(' '.join(cur))
+    return out
+
+
+def mainline_problems(text, where):
+    bad = []
+    for v in mainline_verdicts(text):
+        shown = v if len(v) <= 160 else v[:157] + '...'
+        hedges = sorted(set(m.group(0).lower() for m in MAINLINE_HEDGE.finditer(v)))
+        if hedges:
+            bad.append('%s says %s: check it against mainline and say whether it applies: %s'
+                       % (where, ', '.join('"%s"' % x for x in hedges), shown))
+        elif not MAINLINE_SAYS.search(v):
+            bad.append('%s states neither that it applies, nor that it does not apply, nor that it was rebased: %s'
+                       % (where, shown))
+    return bad
+
+
 def notes_of(below):
     """The text between --- and the diffstat, as tree.sh keeps it."""
     lines = []
@@ -265,6 +315,10 @@ def check_topic(patches, topic, paths):
     fixes_only = os.path.exists(os.path.join(tdir, 'fixes-only'))
     net = any(p.startswith(('net/', 'drivers/net/')) for p in paths)
     dates, all_notes, acpica = [], [], False
+    stamps = []  # (patch file, Date:, its time), in series order
+    pf = os.path.join(tdir, 'subject-prefix')
+    prefix = read(pf).split('\n')[0].strip() if os.path.exists(pf) else 'PATCH'
+    next_series = 'net-next' in prefix.split()
     # a net series: fixes, each with Fixes:, and the selftests that go
     # with them
     fixes_seen, features_seen = False, False
@@ -309,7 +363,21 @@ def check_topic(patches, topic, paths):
         except (TypeError, ValueError):
             t, ok = None, False
         dates.append(d)
+        if t is not None:
+            stamps.append((n, d, t))
         verdict(ok, '%s: Date: %s, when it was written, not in the future' % (name, d or '(none)'))
+        # a fix goes to net: none in a net-next series
+        subj = ' '.join(h.get('Subject', []))
+        next_patch = next_series or re.search(r'^\[[^\]]*\bnet-next\b', subj)
+        if net or next_patch:
+            tags = re.findall(r'(?im)^\s*fixes:.*$', msg)
+            verdict(not (next_patch and tags),
+                    '%s: no Fixes: in a net-next series (a fix goes to net, not net-next)' % name,
+                    ['%s in [%s]' % (x.strip(), prefix) for x in tags])
+        # its own Mainline: verdict, if its notes carry one
+        if mainline_verdicts(notes):
+            bad = mainline_problems(notes, 'the Mainline: verdict below its ---')
+            verdict(not bad, '%s: Mainline: verdict below its --- says whether it applies to mainline' % name, bad)
         # ACPICA
         if any(f.startswith('drivers/acpi/acpica/') for f in files):
             acpica = True
@@ -321,8 +389,13 @@ def check_topic(patches, topic, paths):
     if len(names) > 1:
         verdict(len(set(dates)) > 1, '%s: each patch keeps its own Date:, not one stamp for the series (%d dates for %d patches)'
                 % (topic, len(set(dates)), len(names)))
-    pf = os.path.join(tdir, 'subject-prefix')
-    prefix = read(pf).split('\n')[0].strip() if os.path.exists(pf) else 'PATCH'
+        # in series order, no patch written before the one it follows
+        back = ['%s is dated before %s (%s < %s)' % (b[0], a[0], b[1], a[1])
+                for a, b in zip(stamps, stamps[1:]) if b[2] < a[2]]
+        if back:
+            verdict(False, '%s: Date: goes back in series order: %s' % (topic, '; '.join(back)))
+        else:
+            verdict(True, '%s: Date: never goes back in series order (%d patches)' % (topic, len(names)))
     if net:
         fixes = fixes_only or (fixes_seen and not features_seen)
         want = 'PATCH net' if fixes else 'PATCH net-next'
@@ -363,6 +436,10 @@ def check_topic(patches, topic, paths):
     bad += hits(LAB, text)
     verdict(not bad, '%s: %s names the base and mainline status%s, no lab words'
             % (topic, where, ', ACPICA upstream' if acpica else ''), bad)
+    if os.path.exists(cl) and mainline_verdicts(text):
+        bad = mainline_problems(text, 'the Mainline: verdict of the cover letter')
+        verdict(not bad, '%s: Mainline: verdict of the cover letter says whether the patches apply to mainline'
+                % topic, bad)
 
 now = time.time()
 
@@ -385,9 +462,42 @@ def rules_bite():
     # a cover letter that passes every rule, for the cases that add to one
     letter = ('the subject\n\nBased on Debian linux-source-6.12 %s.\n\n'
               'Mainline: applies to Linux 7.0.\n' % version)
+
+    def with_mainline(below, verdict_text):
+        """below, its notes' "Mainline:" paragraph made verdict_text (added
+        at the end of the notes when they have none)."""
+        lines = below.split('\n')
+        end = next((i for i, l in enumerate(lines) if l.startswith('diff --git ') or
+                    re.match(r'^ [^ ].* \| ', l) or re.match(r'^ \d+ files? changed', l)), len(lines))
+        indent = '    ' if 'Notes:' in lines[:end] else ''
+        at = next((i for i in range(end) if re.match(r'^\s*Mainline:', lines[i])), None)
+        if at is None:
+            at = end
+            while at > 0 and not lines[at - 1].strip():
+                at -= 1
+            lines[at:at] = [indent, indent + verdict_text]
+            return '\n'.join(lines)
+        stop = at + 1
+        while stop < end and lines[stop].strip():
+            stop += 1
+        lines[at:stop] = [indent + verdict_text]
+        return '\n'.join(lines)
+
+    def dated(text, date):
+        return re.sub(r'(?m)^Date: .*$', 'Date: ' + date, text, count=1)
+    # a second patch of the series, after the first
+    second = '0002-' + name[5:] if name[:5] == '0001-' else 'zz-' + name
+    ok_below = with_mainline(below, 'Mainline: applies to Linux 7.0 as it is.')
+    first_date = re.search(r'(?m)^Date: (.*)$', head).group(1)
+    first_t = email.utils.parsedate_to_datetime(first_date).timestamp()
+    earlier = email.utils.formatdate(first_t - 86400)
+    later = email.utils.formatdate(first_t + 86400)
+    FIXES = 'Fixes: 1da177e4c3f4 ("Linux-2.6.12-rc2")'
+    NEXT, MAIN, ORDER = 'a fix goes to net, not net-next', 'Mainline: verdict', 'in series order'
     NO_ID, BELOW, WHO = 'no identity stored', 'only below the ---', 'no identity or placeholder in the cover letter'
     subject = re.compile(r'(?m)^Subject: (.*)$')
-    # (what, rule, must it fail, head, message, extra files of the topic)
+    # (what, rule, must it fail, head, message, extra files of the topic;
+    # "below" in them replaces the text from the --- on)
     cases = [
         ('a Signed-off-by stored', NO_ID, True, head, base + '\n\nSigned-off-by: Jane Doe <jane@kernel-dev.org>', {}),
         ('a Co-developed-by stored', NO_ID, True, head, base + '\n\nCo-developed-by: Jane Doe <jane@kernel-dev.org>', {}),
@@ -424,6 +534,27 @@ def rules_bite():
          {'cover-letter': letter + '\nWrite to maintainers@users.noreply.a-seed-bd98ed15.example.\n'}),
         ('an .invalid address in cc', WHO, True, head, base, {'cc': 'Jane Doe <jane@mail.invalid>\n'}),
         ('a seed name in cc', WHO, True, head, base, {'cc': 'Seed maintainers <maintainers@kernel-dev.org>\n'}),
+        ('a Fixes: in a net-next series', NEXT, True, head, base + '\n\n' + FIXES,
+         {'subject-prefix': 'PATCH net-next\n'}),
+        ('a Fixes: in a series whose Subject: says net-next', NEXT, True,
+         subject.sub(lambda m: 'Subject: ' + m.group(1).replace('[PATCH', '[PATCH net-next', 1), head, 1),
+         base + '\n\n' + FIXES, {}),
+        ('"Mainline: not checked" in the cover letter', MAIN, True, head, base,
+         {'cover-letter': letter.replace('Mainline: applies to Linux 7.0.', 'Mainline: not checked against 7.0.'),
+          'below': ok_below}),
+        ('"Mainline: ... unknown" in the cover letter', MAIN, True, head, base,
+         {'cover-letter': letter.replace('Mainline: applies to Linux 7.0.',
+                                         'Mainline: patches 1-3 apply to Linux 7.0;\nwhether patch 4 does is unknown.'),
+          'below': ok_below}),
+        ('a Mainline: that says nothing of applying, in the cover letter', MAIN, True, head, base,
+         {'cover-letter': letter.replace('Mainline: applies to Linux 7.0.', 'Mainline: see the notes.'),
+          'below': ok_below}),
+        ('"Mainline: ... not at hand" below a patch\'s ---', MAIN, True, head, base,
+         {'below': with_mainline(below, "Mainline: 7.0's 8139cp.c was not at hand here.")}),
+        ('"Mainline: unchecked" below a patch\'s ---', MAIN, True, head, base,
+         {'below': with_mainline(below, 'Mainline: unchecked.')}),
+        ('a patch dated before the one it follows', ORDER + ': %s is dated before %s' % (second, name), True,
+         head, base, {second: dated(head, earlier) + '\n\n' + base + '\n---\n' + below}),
         ('two addresses on one cc line', WHO, True, head, base,
          {'cc': 'Jane Doe <jane@kernel-dev.org>, joe@kernel-dev.org\n'}),
         # what the rules must leave alone
@@ -447,18 +578,37 @@ def rules_bite():
           'Link: https://lore.kernel.org/r/20240101120000.1234-1-jane@kernel-dev.org\n'}),
         ('a cc of real addresses', WHO, False, head, base,
          {'cc': 'linux-fsdevel@vger.kernel.org\nJane Doe <jane@kernel-dev.org>\n"Doe, Joe" <joe@kernel-dev.org>\n'}),
+        ('a net-next series without Fixes:', NEXT, False, head, base, {'subject-prefix': 'PATCH net-next\n'}),
+        ('a Fixes: in a net series', NEXT, False, head, base + '\n\n' + FIXES, {'subject-prefix': 'PATCH net\n'}),
+        ('"Mainline: applies" in the cover letter', MAIN, False, head, base,
+         {'cover-letter': letter, 'below': ok_below}),
+        ('"Mainline: ... does not apply ..., rebased" in the cover letter', MAIN, False, head, base,
+         {'cover-letter': letter.replace('Mainline: applies to Linux 7.0.',
+                                         'Mainline: patch 2 does not apply to Linux 7.0 as it is\n'
+                                         '(the Makefile is sorted there); it was rebased onto net.'),
+          'below': ok_below}),
+        ('"Mainline: applies" below a patch\'s ---', MAIN, False, head, base, {'below': ok_below}),
+        ('"Mainline: rebased" below a patch\'s ---', MAIN, False, head, base,
+         {'below': with_mainline(below, 'Mainline: rebased onto net; the hunks did not\n'
+                                        '    move otherwise.')}),
+        ('patches dated in series order', ORDER, False, head, base,
+         {second: dated(head, later) + '\n\n' + base + '\n---\n' + below}),
+        ('two patches of one Date:', ORDER, False, head, base,
+         {second: head + '\n\n' + base + '\n---\n' + below}),
     ]
     saved = results
     for what, rule, must_fail, h, m, extra in cases:
+        extra = dict(extra)
+        b = extra.pop('below', below)
         tmp = tempfile.mkdtemp()
         try:
             os.makedirs(os.path.join(tmp, topic))
             with open(os.path.join(tmp, 'series'), 'w') as f:
                 f.write('%s %s\n' % (topic, ' '.join(paths)))
             with open(os.path.join(tmp, topic, name), 'w', encoding='utf-8', errors='surrogateescape') as f:
-                f.write(h + '\n\n' + m + '\n---\n' + below)
+                f.write(h + '\n\n' + m + '\n---\n' + b)
             for fname, text in extra.items():
-                with open(os.path.join(tmp, topic, fname), 'w', encoding='utf-8') as f:
+                with open(os.path.join(tmp, topic, fname), 'w', encoding='utf-8', errors='surrogateescape') as f:
                     f.write(text)
             results = []
             run = subprocess.run([sys.executable, __file__, tmp, placeholder, version],

@@ -7,8 +7,13 @@
 #   anywhere; each series' subject prefix is its topic's; each mail keeps
 #   its patch's Date: and the notes below its ---; checkpatch --strict
 #   passes on every mail as sent;
-# - with no identity, and with placeholders (environment, git config): it
-#   fails, writes nothing, and says in one line what to set.
+# - with an identity padded with whitespace (environment, git config):
+#   the mails carry it trimmed, one space before the <;
+# - with no identity, a blank name, and with placeholders (environment,
+#   git config; the placeholder name, IP literals, local and reserved
+#   domains): it fails, writes nothing, and says in one line what to set;
+#   near misses of those placeholders are taken, as they are or trimmed
+#   (sender_identity, which make series runs first).
 # The identities are set for these runs only (environment, and
 # GIT_CONFIG_COUNT for git config), never in any git config file.
 . "$(dirname "$0")/lib.sh"
@@ -61,7 +66,8 @@ check_mails() {
 import email.parser, email.policy, re, sys
 ident, mails = sys.argv[1], sys.argv[2:]
 
-placeholder = re.compile(r'(?i)(\.example|\.invalid|\.test|localhost)\b|(^|[^a-z0-9])seed([^a-z0-9]|$)')
+placeholder = re.compile(r'(?i)(\.example|\.invalid|\.test|\.local|\.localdomain|localhost)\b|@\[|@[0-9.]+>'
+                         r'|(^|[^a-z0-9])seed([^a-z0-9]|$)|\bunattributed\b|  |\s<\s|\s>')
 for m in mails:
     name = m.rsplit('/', 1)[-1]
     text = open(m, encoding='utf-8').read()
@@ -130,7 +136,8 @@ PY
 }
 
 # expect_refusal LABEL WHY VAR=value...: make series fails, writes no mail,
-# and prints one error line giving WHY and the fix.
+# and prints one error line giving WHY and the fix (WHY names the variable
+# or git config key to set where there is one).
 expect_refusal() {
 	local label=$1 why=$2 out=$tmp/$1 rc=0 err
 	shift 2
@@ -146,35 +153,62 @@ expect_refusal() {
 	fi
 }
 
-ID_NAME='Jane Doe' ID_EMAIL=jane@kernel-dev.org
-rc=0
-series "$tmp/env" GIT_AUTHOR_NAME="$ID_NAME" GIT_AUTHOR_EMAIL="$ID_EMAIL" >"$tmp/env.log" 2>&1 || rc=$?
-if [ $rc = 0 ]; then
-	verdict 0 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL $ID_NAME <$ID_EMAIL>"
-	check_mails "$tmp/env" "$ID_NAME <$ID_EMAIL>" environment
-else
-	verdict 1 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL $ID_NAME <$ID_EMAIL>: rc $rc"
-	tail -5 "$tmp/env.log" | sed 's/^/    /'
-fi
-# from_config LABEL NAME EMAIL: make series with git config user.name and
-# user.email, as a config file would set them, and the mails it writes
-from_config() {
-	local label=$1 out=$tmp/$1 rc=0
-	series "$out" GIT_CONFIG_VALUE_0="$2" GIT_CONFIG_VALUE_1="$3" >"$out.log" 2>&1 || rc=$?
+# from_env LABEL NAME EMAIL [WANT]: make series with GIT_AUTHOR_NAME and
+# GIT_AUTHOR_EMAIL, and the mails it writes, whose identity must be WANT
+# (default "NAME <EMAIL>"); LABEL environment checks the subjects, dates,
+# notes and checkpatch too
+from_env() {
+	local label=$1 out=$tmp/$1 rc=0 want=${4:-"$2 <$3>"}
+	series "$out" GIT_AUTHOR_NAME="$2" GIT_AUTHOR_EMAIL="$3" >"$out.log" 2>&1 || rc=$?
 	if [ $rc = 0 ]; then
-		verdict 0 "make series with git config user.name/user.email $2 <$3>"
-		check_mails "$out" "$2 <$3>" "$label"
+		verdict 0 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL '$2' '$3'"
+		check_mails "$out" "$want" "$label"
 	else
-		verdict 1 "make series with git config user.name/user.email $2 <$3>: rc $rc"
+		verdict 1 "make series with GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL '$2' '$3': rc $rc"
 		tail -5 "$out.log" | sed 's/^/    /'
 	fi
 }
-from_config "git config" 'Joe Bloggs' joe.bloggs@kernel-dev.org
+ID_NAME='Jane Doe' ID_EMAIL=jane@kernel-dev.org
+from_env environment "$ID_NAME" "$ID_EMAIL"
+# whitespace around the name and the address is dropped: Signed-off-by:
+# and From: alike read "Jane Doe <jane@kernel-dev.org>"
+from_env "padded environment" "$ID_NAME " " $ID_EMAIL	" "$ID_NAME <$ID_EMAIL>"
+# from_config LABEL NAME EMAIL [WANT]: make series with git config
+# user.name and user.email, as a config file would set them, and the mails
+# it writes
+from_config() {
+	local label=$1 out=$tmp/$1 rc=0 want=${4:-"$2 <$3>"}
+	series "$out" GIT_CONFIG_VALUE_0="$2" GIT_CONFIG_VALUE_1="$3" >"$out.log" 2>&1 || rc=$?
+	if [ $rc = 0 ]; then
+		verdict 0 "make series with git config user.name/user.email '$2' '$3'"
+		check_mails "$out" "$want" "$label"
+	else
+		verdict 1 "make series with git config user.name/user.email '$2' '$3': rc $rc"
+		tail -5 "$out.log" | sed 's/^/    /'
+	fi
+}
+# (padded: a quoted value in a config file keeps its spaces)
+from_config "git config" '  Joe Bloggs ' ' joe.bloggs@kernel-dev.org ' 'Joe Bloggs <joe.bloggs@kernel-dev.org>'
 # a name outside ASCII: From: is RFC 2047 encoded by git format-patch,
 # Signed-off-by: is UTF-8
 from_config "non-ASCII name" 'Zoë Ångström-Łukasiewicz' zoe@kernel-dev.org
 
-expect_refusal "no identity" 'no identity is set'
+# expect_identity LABEL WANT VAR=value...: sender_identity, which make
+# series runs before anything else, takes the identity the arguments give
+# (as series() sets it) and prints it as WANT, trimmed
+expect_identity() {
+	local label=$1 want=$2 got rc=0
+	shift 2
+	# shellcheck disable=SC2016 # $1 is the inner shell's
+	got=$(env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL -u GIT_COMMITTER_NAME -u GIT_COMMITTER_EMAIL \
+		GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0= \
+		GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1= \
+		"$@" bash -c '. "$1/bench/lib.sh"; sender_identity' _ "$REPO" 2>&1) || rc=$?
+	[ $rc = 0 ] && [ "$got" = "$want" ] && verdict 0 "series takes $label: $got" ||
+		verdict 1 "series with $label: wanted '$want', got rc $rc: $got"
+}
+
+expect_refusal "no identity" 'no identity is set: set git config user.name and git config user.email'
 # half an identity from the environment is not mixed with git config's
 expect_refusal "GIT_AUTHOR_NAME without GIT_AUTHOR_EMAIL" 'without the other' \
 	GIT_AUTHOR_NAME='Jane Doe' GIT_CONFIG_VALUE_0='Joe Bloggs' GIT_CONFIG_VALUE_1=joe.bloggs@kernel-dev.org
@@ -206,6 +240,44 @@ expect_refusal "a name holding a double quote, from git config" 'holds <, >' \
 	GIT_CONFIG_VALUE_0='Jane "JD" Doe' GIT_CONFIG_VALUE_1=jane@kernel-dev.org
 expect_refusal "a name holding a newline" 'holds <, >' \
 	GIT_AUTHOR_NAME=$'Jane Doe\nBcc: someone@kernel-dev.org' GIT_AUTHOR_EMAIL=jane@kernel-dev.org
+# a name that is only whitespace, and none beside an address
+expect_refusal "a blank GIT_AUTHOR_NAME" 'the name (GIT_AUTHOR_NAME) is blank: set GIT_AUTHOR_NAME' \
+	GIT_AUTHOR_NAME=$' \t ' GIT_AUTHOR_EMAIL=jane@kernel-dev.org
+expect_refusal "a blank user.name from git config" 'the name (git config user.name) is blank: set git config user.name' \
+	GIT_CONFIG_VALUE_0='   ' GIT_CONFIG_VALUE_1=jane@kernel-dev.org
+expect_refusal "an address without a name, from git config" 'no name is set (git config user.name): set git config user.name' \
+	GIT_CONFIG_VALUE_1=jane@kernel-dev.org
+expect_refusal "a name without an address, from git config" 'no address is set (git config user.email): set git config user.email' \
+	GIT_CONFIG_VALUE_0='Jane Doe'
+# the patches' placeholder name, whatever its case and address
+expect_refusal "the placeholder name with a real address" "placeholder author: set GIT_AUTHOR_NAME" \
+	GIT_AUTHOR_NAME=unattributed GIT_AUTHOR_EMAIL=jane@kernel-dev.org
+expect_refusal "the placeholder name, padded, from git config" "placeholder author: set git config user.name" \
+	GIT_CONFIG_VALUE_0=' UNATTRIBUTED ' GIT_CONFIG_VALUE_1=jane@kernel-dev.org
+# an IP literal instead of a domain
+for a in jane@127.0.0.1 'jane@[127.0.0.1]' 'jane@[::1]'; do
+	expect_refusal "the IP literal $a" 'is an IP address, not a mail domain: set GIT_AUTHOR_EMAIL' \
+		GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL="$a"
+done
+expect_refusal "the IP literal jane@10.1.2.3 from git config" 'is an IP address, not a mail domain: set git config user.email' \
+	GIT_CONFIG_VALUE_0='Jane Doe' GIT_CONFIG_VALUE_1=jane@10.1.2.3
+# hosts of one's own and reserved domains (RFC 2606, RFC 6761, mDNS)
+for d in localhost6.localdomain6 localhost.localdomain laptop.local mail.example mail.invalid mail.test \
+	mail.localhost mail.example.com mail.example.org mail.example.net; do
+	expect_refusal "the address jane@$d" "is a placeholder (domain $d): set GIT_AUTHOR_EMAIL" \
+		GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL="jane@$d"
+done
+# what the placeholder rules must leave alone, and the trimmed identity
+expect_identity "a name and address padded with whitespace, from the environment" 'Jane Doe <jane@kernel-dev.org>' \
+	GIT_AUTHOR_NAME='Jane Doe ' GIT_AUTHOR_EMAIL=$'\tjane@kernel-dev.org '
+expect_identity "a name and address padded with whitespace, from git config" 'Jane Doe <jane@kernel-dev.org>' \
+	GIT_CONFIG_VALUE_0='  Jane Doe' GIT_CONFIG_VALUE_1='jane@kernel-dev.org  '
+expect_identity "a name that holds the placeholder's as a word" 'Unattributed Smith <u.smith@kernel-dev.org>' \
+	GIT_AUTHOR_NAME='Unattributed Smith' GIT_AUTHOR_EMAIL=u.smith@kernel-dev.org
+for a in jane@local-isp.net jane@mail.localhosting.net jane@10x.org jane@testing.org \
+	jane@example-corp.com jane@invalidation.org jane@mail.localdomain-shop.net; do
+	expect_identity "the address $a" "Jane Doe <$a>" GIT_AUTHOR_NAME='Jane Doe' GIT_AUTHOR_EMAIL="$a"
+done
 
 # (not "N passed, N failed": lint-patches ends with the one tally line)
 if [ $fail = 0 ]; then
