@@ -194,7 +194,7 @@ def hits(patterns, text):
 # a "Mainline:" verdict: from its line to the next blank line. It states
 # whether the patches apply to mainline (or were rebased onto it), and no
 # hedge stands in for that verdict.
-MAINLINE_SAYS = re.compile(r"\bapplies\b|\bapplied\b|\bapply\s+(?:to|on|onto|cleanly|as)\b"
+MAINLINE_SAYS = re.compile(r"\bapplies\b|\bapplied\b|\bapply(?:\s*,|\s+(?:to|on|onto|cleanly|as)\b)"
                            r"|\b(?:does|do|did)\s+not\s+apply\b|\b(?:doesn't|don't|didn't)\s+apply\b"
                            r"|\brebased\b", re.I)
 MAINLINE_HEDGE = re.compile(r"\bnot\s+(?:been\s+|yet\s+)?checked\b|\bnot\s+at\s+hand\b"
