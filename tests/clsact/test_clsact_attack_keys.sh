@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 own_netns clsact "$@"
 K=/sys/module/sch_clsact/parameters
-PG=/proc/net/pktgen
+. "$(dirname "$0")/../lib/pktgen.sh"
 NL=$CLSACT_DIR/qdisc_nl
 R=${CLSACT_ATTACK_ROUNDS:-80}
 RUN=/tmp/attack.run
@@ -64,7 +64,7 @@ wanted_seen() {
 	echo $n
 }
 # pktgen: pg_add THREAD DEV MODE COUNT [RATE]; pg_run ... sends COUNT and waits
-pg_rem() { local t; for t in $PG/kpktgend_*; do echo rem_device_all >"$t"; done; }
+pg_rem() { pg_clear; }
 pg_add() {
 	local c
 	echo "add_device $2" >$PG/kpktgend_"$1"
@@ -73,7 +73,7 @@ pg_add() {
 		echo "$c" >$PG/"$2"
 	done
 }
-pg_run() { pg_rem; pg_add "$@"; echo start >$PG/pgctrl; }
+pg_run() { pg_rem || return; pg_add "$@"; echo start >$PG/pgctrl; }
 
 modprobe -r sch_clsact 2>/dev/null
 modprobe dummy && modprobe veth && modprobe cls_matchall && modprobe act_gact &&

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/lib.sh"
 own_netns clsact "$@"
-PG=/proc/net/pktgen
+. "$(dirname "$0")/../lib/pktgen.sh"
 RATE=400	# packets per second asked of pktgen
 
 cleanup() {
@@ -38,7 +38,7 @@ for mod in sch_clsact sch_ingress; do
 	check "$mod: clsact with estimator 250ms 1sec" tc qdisc add dev re0 estimator 250ms 1sec clsact
 	check "$mod: an egress filter" tc filter add dev re0 egress matchall action pass
 
-	echo "rem_device_all" >$PG/kpktgend_0
+	pg_clear
 	echo "add_device re0" >$PG/kpktgend_0
 	for c in "count 0" "pkt_size 100" "ratep $RATE" "xmit_mode queue_xmit" \
 		"dst 198.18.73.2" "dst_mac 02:00:00:00:00:02"; do
