@@ -1239,7 +1239,7 @@ static const char *case_killed_after_fsync(int more)
 
 /* ---- writes stalled mid-copy, then cut short ---- */
 
-enum stall_end { STALL_SIGKILL, STALL_EXIT_GROUP, STALL_EXEC };
+enum stall_end { STALL_SIGKILL, STALL_EXIT_GROUP, STALL_EXEC, STALL_SIGKILL_HELD };
 
 struct stall_write {
 	int fd;
@@ -1263,11 +1263,16 @@ static void *stall_writer(void *arg)
  * stops there and waits. Once the fault is seen, the child ends: killed by
  * SIGKILL, or by _exit(0), an exit_group(2) that cuts the stalled write
  * short, or by an exec that does (of this program, which exits with 0,
- * the descriptor still open). The outcome says whether the write stalled.
+ * the descriptor still open). With STALL_SIGKILL_HELD the parent opened
+ * the file and holds it: after the kill it calls fsync(2) and writes. The
+ * outcome says whether the write stalled.
  */
 static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum stall_end how)
 {
+	int held = how == STALL_SIGKILL_HELD ? open(BLOB, O_WRONLY) : -1;
+	const char *hs = "", *hw = "";
 	unsigned char stalled = 0;
+	char after[64] = "";
 	long commits0;
 	int p[2], st;
 	pid_t pid;
@@ -1280,7 +1285,7 @@ static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum st
 		struct uffdio_api api = { .api = UFFD_API };
 		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 		struct stall_write w = { .len = len, .pos = pos };
-		int fd = open(BLOB, O_WRONLY);
+		int fd = held >= 0 ? held : open(BLOB, O_WRONLY);
 		int uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 		unsigned char *area = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1310,12 +1315,18 @@ static const char *case_stalled_write(size_t pre, off_t pos, size_t len, enum st
 	}
 	close(p[1]);
 	read(p[0], &stalled, 1);
-	if (how == STALL_SIGKILL)
+	if (how == STALL_SIGKILL || how == STALL_SIGKILL_HELD)
 		kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	close(p[0]);
-	OUT("stalled=%s died=%s commits=+%ld blob=%s", stalled ? "yes" : "no", death(st),
-	    counter("commits") - commits0,
+	if (held >= 0) {
+		hs = fsync(held) ? en(errno) : "OK";
+		hw = write(held, data, 10) == 10 ? "OK" : en(errno);
+		snprintf(after, sizeof(after), " fsync=%s w=%s close=%s", hs, hw,
+			 close(held) ? en(errno) : "OK");
+	}
+	OUT("stalled=%s died=%s%s commits=+%ld blob=%s", stalled ? "yes" : "no", death(st),
+	    after, counter("commits") - commits0,
 	    stored_as(data, pre, pre == 3000 ? "first-3000" : "first-8192", NULL, 0, NULL));
 	return outcome;
 }
@@ -1340,6 +1351,11 @@ static const char *stalled_extend_sigkill(void)
 static const char *stalled_overwrite_exit_group(void)
 {
 	return case_stalled_write(8192, 4096, 8192, STALL_EXIT_GROUP);
+}
+
+static const char *stalled_overwrite_sigkill_held(void)
+{
+	return case_stalled_write(8192, 4096, 8192, STALL_SIGKILL_HELD);
 }
 
 /*
@@ -2062,6 +2078,11 @@ static const struct tcase cases[] = {
 	  "overwriting them; the writer's exit_group(0) cuts it short",
 	  stalled_overwrite_exit_group, "stalled=yes died=exit(0) commits=+0 blob=old",
 	  "stalled=yes died=exit(0) commits=+1 blob=other(12288 bytes)" },
+	{ "the same overwrite stalls; the writer, a child sharing the parent's open file, "
+	  "is killed; the parent calls fsync(2) and writes", stalled_overwrite_sigkill_held,
+	  "stalled=yes died=SIGKILL fsync=ECANCELED w=ECANCELED close=OK commits=+0 blob=old",
+	  "stalled=yes died=SIGKILL fsync=EINVAL w=OK close=OK commits=+1 "
+	  "blob=other(12288 bytes)" },
 	{ "rmdir(2) with the upload open", case_rmdir_open,
 	  "w=OK rmdir=OK fsync=ENOENT close=OK",
 	  "w=OK rmdir=OK fsync=EINVAL close=OK" },
