@@ -321,13 +321,13 @@ static const struct spec specs[] = {
 	  .s_pre = 8192, .pos = 4096, .len = 4096, .end = END_EXIT, .blob = B_PRE },
 	{ "[inside, nothing copied, the staller wrote last, execve(2)]", IO_SYNC,
 	  .s_pre = 8192, .pos = 4096, .len = 4096, .end = END_EXEC, .blob = B_PRE },
-	/* (a) inside, after overwriting: EFAULT */
+	/* (a) inside, after overwriting: the upload is cancelled */
 	{ "[inside, 100 bytes overwritten, the holder wrote last, SIGKILL]", IO_SYNC,
 	  .p_pre = 8192, .pos = 8092, .len = 200, .present = 100, .end = END_KILL,
-	  .fsync_err = EFAULT, .blob = B_BASE },
+	  .fsync_err = ECANCELED, .blob = B_BASE },
 	{ "[inside, 100 bytes overwritten, the staller wrote last, SIGKILL]", IO_SYNC,
 	  .s_pre = 8192, .pos = 8092, .len = 200, .present = 100, .end = END_KILL,
-	  .fsync_err = EFAULT, .alt_err = ECANCELED, .blob = B_BASE },
+	  .fsync_err = ECANCELED, .blob = B_BASE },
 	/* (a) AIO (io_submit(2) writes in the caller) and io_uring (an io-wq worker) */
 	{ "[AIO at the end, nothing copied, the holder wrote last, SIGKILL]", IO_AIO,
 	  .p_pre = 2000, .pos = 2000, .len = 1000, .end = END_KILL, .blob = B_PRE },
