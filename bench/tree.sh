@@ -192,10 +192,14 @@ export_patches() {
 	[ -z "$(g status --porcelain --untracked-files=no)" ] ||
 		die "commit your edits in $TREE before exporting"
 	local c t last= cur=0 order n sobs authors
+	# The blob ids of the index lines have a fixed length: git's default
+	# grows with the number of objects, so a tree with more history would
+	# write other bytes for the same patches.
 	mapfile -t order < <(topics)
 	if [ ${#order[@]} = 0 ]; then
 		find "$PATCHES" -maxdepth 1 -name '*.patch' -delete
-		g format-patch -q --notes --no-signature --zero-commit -o "$PATCHES" pristine..HEAD
+		g -c core.abbrev=12 format-patch -q --notes --no-signature --zero-commit \
+			-o "$PATCHES" pristine..HEAD
 	else
 		declare -A from to
 		for c in $(g rev-list --reverse pristine..HEAD); do
@@ -209,7 +213,8 @@ export_patches() {
 			mkdir -p "$PATCHES/$t"
 			find "$PATCHES/$t" -maxdepth 1 -name '*.patch' -delete
 			[ -n "${from[$t]:-}" ] || continue
-			g format-patch -q --notes --no-signature --zero-commit -o "$PATCHES/$t" \
+			g -c core.abbrev=12 format-patch -q --notes --no-signature --zero-commit \
+				-o "$PATCHES/$t" \
 				"${from[$t]}~1..${to[$t]}"
 		done
 	fi
