@@ -207,7 +207,9 @@ else
 	if [ $ok = 0 ]; then
 		rm -rf "$rt"
 		cp -r "$PATCHES" "$rt"
-		find "$rt" -name '*.patch' -delete
+		# the export writes each topic's patches; a topic's mainline/
+		# (its patches rebased for mainline) is kept as it is
+		find "$rt" -maxdepth 2 -name '*.patch' -delete
 		TREE=$WT PATCHES=$rt "$REPO/bench/tree.sh" export >"$LINT/export.log" 2>&1 || ok=1
 	fi
 	out=$(diff -r "$PATCHES" "$rt" 2>&1 | head -20 || true)
