@@ -52,6 +52,7 @@
 
 #include "blob.h"
 #include "tap.h"
+#include "attack_util.h"
 
 #define ITEM		STORE_ROOT "/attack"
 #define BLOB		ITEM "/blob"
@@ -71,48 +72,11 @@ static unsigned char base[1000];	/* what each case starts from */
 static size_t max_blob;
 static int loaded_sample, mounted_configfs;
 
-#define ERR(x) ((x) < 0 ? errno : 0)
-
-static const char *en(int err)
-{
-	const char *name = err > 0 ? strerrorname_np(err) : NULL;
-
-	return !err ? "OK" : name ? name : "?";
-}
-
-static void tap_skip(const char *what, const char *why)
-{
-	printf("ok %d - %s # SKIP %s\n", ++tap_n, what, why);
-	fflush(stdout);
-}
-
-static void put(int fd, const void *p, size_t n)
-{
-	ssize_t r = write(fd, p, n);
-
-	(void)r;
-}
-
-static int get(int fd, void *p, size_t n)
-{
-	return read(fd, p, n) == (ssize_t)n ? 0 : -1;
-}
-
 static int readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) == 1;
-}
-
-static int write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ok;
-
-	ok = fd >= 0 && write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	if (fd >= 0)
-		close(fd);
-	return ok ? 0 : -1;
 }
 
 static long read_long(const char *path)
