@@ -8,6 +8,12 @@ FRAGMENTS=("$REPO"/config/bench.config "$REPO"/config/debug.config)
 if [ "$BENCH_KERNEL" = perf ]; then
 	FRAGMENTS=("$REPO"/config/bench.config "$REPO"/config/perf.config)
 fi
+# The plain kernel: no debugging and no CONFIG_JUMP_LABEL, so static keys
+# are counters and nothing rewrites kernel text at run time; for long runs
+# of the tests, which the perf kernel's text patching can crash under TCG.
+if [ "$BENCH_KERNEL" = plain ]; then
+	FRAGMENTS=("$REPO"/config/bench.config "$REPO"/config/plain.config)
+fi
 # LOCALVERSION= keeps setlocalversion from appending "+" for the git tree.
 KMAKE=(make -s -C "$TREE" O="$KOUT" ARCH=x86_64 LOCALVERSION= -j"$JOBS")
 

@@ -18,8 +18,9 @@ BENCH_KERNEL=${BENCH_KERNEL:-debug}
 case $BENCH_KERNEL in
 debug) flavour= ;;
 perf) flavour=-perf ;;
+plain) flavour=-plain ;;	# perf without CONFIG_JUMP_LABEL, see build.sh
 stock) flavour=-stock ;;	# Debian's own linux-image, see stock.sh
-*) printf 'bench: error: BENCH_KERNEL must be debug, perf or stock\n' >&2; exit 1 ;;
+*) printf 'bench: error: BENCH_KERNEL must be debug, perf, plain or stock\n' >&2; exit 1 ;;
 esac
 KOUT=$BENCH_CACHE/build$flavour      # kernel objects (O=)
 MODOUT=$BENCH_CACHE/modules$flavour  # copy of modules/ built with M=
