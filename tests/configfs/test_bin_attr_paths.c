@@ -1164,34 +1164,53 @@ static const char *case_nonwriter_killed(void)
 }
 
 /*
+ * Fork a child that writes @n bytes from @src to @fd, closes @fd too if
+ * @close_fd, reports in *@res (0, or the errno) and waits to be killed.
+ */
+static pid_t writer_child(int fd, const unsigned char *src, size_t n, int close_fd,
+			  unsigned char *res)
+{
+	int p[2];
+	pid_t pid;
+
+	*res = 0xff;
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		unsigned char r = write(fd, src, n) == (ssize_t)n ? 0 : errno;
+
+		if (close_fd && close(fd))
+			r = errno;
+		write(p[1], &r, 1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], res, 1) != 1)
+		*res = 0xfe;
+	close(p[0]);
+	return pid;
+}
+
+/*
  * The parent writes 2000 bytes, a forked child the next 3000 (the last
  * write) and is killed while the parent still holds the open file.
  */
 static const char *case_last_writer_killed(void)
 {
 	long commits0;
-	int fd, p[2], st, w, s, w2, c;
-	unsigned char cw = 0xff;
+	int fd, st, w, s, w2, c;
+	unsigned char cw;
 	pid_t pid;
 
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
 	w = write(fd, data, 2000) == 2000 ? 0 : errno;
-	pipe(p);
-	pid = fork();
-	if (!pid) {
-		unsigned char r = write(fd, data + 2000, 3000) == 3000 ? 0 : errno;
-
-		write(p[1], &r, 1);
-		pause();
-		_exit(0);
-	}
-	read(p[0], &cw, 1);
+	pid = writer_child(fd, data + 2000, 3000, 0, &cw);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	close(p[0]);
-	close(p[1]);
 	s = fsync(fd) ? errno : 0;
 	w2 = write(fd, data + 5000, 1000) == 1000 ? 0 : errno;
 	c = close(fd) ? errno : 0;
@@ -1372,30 +1391,18 @@ static const char *stalled_overwrite_sigkill_held(void)
  */
 static const char *case_closed_then_killed(void)
 {
-	unsigned char cw = 0xff;
+	unsigned char cw;
 	long commits0;
-	int fd, p[2], st, s1, s2, c;
+	int fd, st, s1, s2, c;
 	siginfo_t si = { 0 };
 	pid_t pid;
 
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
-	if (fd < 0 || pipe(p))
-		return "open or pipe failed";
-	pid = fork();
-	if (!pid) {
-		unsigned char r = write(fd, data, 3000) == 3000 ? 0 : errno;
-
-		if (close(fd))
-			r = errno;
-		write(p[1], &r, 1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	read(p[0], &cw, 1);
-	close(p[0]);
+	if (fd < 0)
+		return "open failed";
+	pid = writer_child(fd, data, 3000, 1, &cw);
 	kill(pid, SIGKILL);
 	/* a zombie, not reaped */
 	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
@@ -1565,29 +1572,19 @@ static const char *holder_end(struct holder *h, char cmd, char death_out[32])
 static const char *case_killed_while_held(char end)
 {
 	char cd[32], hd[32];
-	unsigned char cw = 0xff;
+	unsigned char cw;
 	struct holder h;
 	long commits0;
-	int fd, p[2], st, s, c;
+	int fd, st, s, c;
 	const char *hw;
 	pid_t pid;
 
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
-	if (fd < 0 || pipe(p))
-		return "open or pipe failed";
-	pid = fork();
-	if (!pid) {
-		unsigned char r = write(fd, data, 3000) == 3000 ? 0 : errno;
-
-		write(p[1], &r, 1);
-		pause();
-		_exit(0);
-	}
-	read(p[0], &cw, 1);
-	close(p[0]);
-	close(p[1]);
+	if (fd < 0)
+		return "open failed";
+	pid = writer_child(fd, data, 3000, 0, &cw);
 	if (holder_start(&h, fd, 3000)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
