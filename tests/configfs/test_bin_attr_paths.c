@@ -1535,6 +1535,8 @@ static int holder_start(struct holder *h, int fd, off_t pos)
 	h->pid = fork();
 	if (!h->pid)
 		holder_run(h, fd, pos);
+	close(h->cmd[0]);
+	close(h->rep[1]);
 	if (read(h->rep[0], &h->stalled, 1) != 1)
 		h->stalled = 0;
 	return 0;
@@ -1552,10 +1554,8 @@ static const char *holder_end(struct holder *h, char cmd, char death_out[32])
 		r = 0xff;
 	waitpid(h->pid, &st, 0);
 	snprintf(death_out, 32, "%s", death(st));
-	close(h->cmd[0]);
 	close(h->cmd[1]);
 	close(h->rep[0]);
-	close(h->rep[1]);
 	if (cmd != 'c')
 		return "none";
 	snprintf(res, sizeof(res), "%s", r == 0xff ? "lost" : r == 0xfe ? "short" : en(r));
@@ -1730,7 +1730,7 @@ static int core_helper(const char *pid)
 static const char *case_fsync_during_core_dump(void)
 {
 	char self[PATH_MAX], pattern[256], saved[256] = "", fw[64], fs[64], fg[64];
-	int fd, p[2], st, s, c, i, dumping = 0, n, pf;
+	int fd, p[2], q[2], st, s, c, i, dumping = 0, n, pf;
 	long commits0, k1;
 	pid_t pid;
 	char b;
@@ -1750,10 +1750,11 @@ static const char *case_fsync_during_core_dump(void)
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
-	if (fd < 0 || pipe(p)) {
+	if (fd < 0 || pipe(p) || pipe(q)) {
 		write_str("/proc/sys/kernel/core_pattern", saved);
 		return "open or pipe failed";
 	}
+	/* p: the child says it wrote; q: the parent says abort */
 	pid = fork();
 	if (!pid) {
 		struct rlimit core = { RLIM_INFINITY, RLIM_INFINITY };
@@ -1761,15 +1762,17 @@ static const char *case_fsync_during_core_dump(void)
 		setrlimit(RLIMIT_CORE, &core);
 		write(fd, data, 3000);
 		write(p[1], "x", 1);
-		read(p[0], &b, 1);
+		read(q[0], &b, 1);
 		abort();
 	}
+	close(p[1]);
+	close(q[0]);
 	read(p[0], &b, 1);
 	snprintf(fw, sizeof(fw), CORE_FLAG ".%d.wait", pid);
 	snprintf(fs, sizeof(fs), CORE_FLAG ".%d.started", pid);
 	snprintf(fg, sizeof(fg), CORE_FLAG ".%d.go", pid);
 	touch(fw);
-	write(p[1], "g", 1);
+	write(q[1], "g", 1);
 	for (i = 0; i < 400 && !dumping; i++) {
 		dumping = !access(fs, F_OK);
 		if (!dumping)
@@ -1781,7 +1784,7 @@ static const char *case_fsync_during_core_dump(void)
 	waitpid(pid, &st, 0);
 	c = close(fd) ? errno : 0;
 	close(p[0]);
-	close(p[1]);
+	close(q[1]);
 	unlink(fw);
 	unlink(fs);
 	unlink(fg);
