@@ -1178,7 +1178,10 @@ static pid_t writer_child(int fd, const unsigned char *src, size_t n, int close_
 		return -1;
 	pid = fork();
 	if (!pid) {
-		unsigned char r = write(fd, src, n) == (ssize_t)n ? 0 : errno;
+		unsigned char r;
+
+		close(p[0]);
+		r = write(fd, src, n) == (ssize_t)n ? 0 : errno;
 
 		if (close_fd && close(fd))
 			r = errno;
@@ -1209,6 +1212,10 @@ static const char *case_last_writer_killed(void)
 	fd = open(BLOB, O_WRONLY);
 	w = write(fd, data, 2000) == 2000 ? 0 : errno;
 	pid = writer_child(fd, data + 2000, 3000, 0, &cw);
+	if (pid <= 0) {
+		close(fd);
+		return "fork failed";
+	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	s = fsync(fd) ? errno : 0;
@@ -1403,6 +1410,10 @@ static const char *case_closed_then_killed(void)
 	if (fd < 0)
 		return "open failed";
 	pid = writer_child(fd, data, 3000, 1, &cw);
+	if (pid <= 0) {
+		close(fd);
+		return "fork failed";
+	}
 	kill(pid, SIGKILL);
 	/* a zombie, not reaped */
 	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
@@ -1453,6 +1464,10 @@ static const char *case_thread_wrote_then_exited(void)
 		_exit(0);
 	}
 	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return "fork failed";
+	}
 	read(p[0], &b, 1);
 	close(p[0]);
 	k1 = counter("commits") - commits0;
@@ -1495,6 +1510,8 @@ static void holder_run(struct holder *h, int fd, off_t pos)
 	pthread_t t;
 	char cmd = 0;
 
+	close(h->cmd[1]);
+	close(h->rep[0]);
 	if (area == MAP_FAILED || uffd < 0)
 		_exit(2);
 	/* page 0 present, page 1 missing, page 2 the fill for page 1 */
@@ -1537,6 +1554,11 @@ static int holder_start(struct holder *h, int fd, off_t pos)
 		holder_run(h, fd, pos);
 	close(h->cmd[0]);
 	close(h->rep[1]);
+	if (h->pid < 0) {
+		close(h->cmd[1]);
+		close(h->rep[0]);
+		return -1;
+	}
 	if (read(h->rep[0], &h->stalled, 1) != 1)
 		h->stalled = 0;
 	return 0;
@@ -1585,6 +1607,10 @@ static const char *case_killed_while_held(char end)
 	if (fd < 0)
 		return "open failed";
 	pid = writer_child(fd, data, 3000, 0, &cw);
+	if (pid <= 0) {
+		close(fd);
+		return "fork failed";
+	}
 	if (holder_start(&h, fd, 3000)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
@@ -1607,24 +1633,33 @@ static const char *case_killed_while_held(char end)
 static const char *killed_while_held_completes(void) { return case_killed_while_held('c'); }
 static const char *killed_while_held_cut_short(void) { return case_killed_while_held('e'); }
 
-/* The state letter of /proc/@pid/stat, or '?' */
-static char proc_state(pid_t pid)
+/*
+ * Whether @pid sleeps uninterruptibly in @fn (/proc/PID/wchan skips the
+ * scheduler's and the mutex's own functions), not in a page fault or
+ * reclaim on its way there.
+ */
+static int asleep_in(pid_t pid, const char *fn)
 {
 	char path[64], buf[512], *rp;
-	ssize_t n;
-	int fd;
+	int fd, n, d;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return '?';
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = 0;
+	buf[n > 0 ? n : 0] = 0;
 	rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' ? rp[2] : '?';
+	d = rp && rp[1] == ' ' && rp[2] == 'D';
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return d && !strcmp(buf, fn);
 }
 
 /*
@@ -1636,8 +1671,8 @@ static char proc_state(pid_t pid)
  */
 static const char *case_waiter_killed(void)
 {
-	int fd, w, st = 0, s, c, i, died = 0;
-	char hd[32], state = '?';
+	int fd, w, st = 0, s, c, i, died = 0, waiting = 0;
+	char hd[32];
 	struct holder h;
 	long commits0;
 	const char *hw;
@@ -1661,10 +1696,15 @@ static const char *case_waiter_killed(void)
 		pwrite(fd, ten, sizeof(ten), 0);
 		_exit(0);
 	}
+	if (pid < 0) {
+		holder_end(&h, 'c', hd);
+		close(fd);
+		return "fork failed";
+	}
 	/* asleep in the write: the only sleep there is the wait for the file */
-	for (i = 0; i < 200 && state != 'D'; i++) {
+	for (i = 0; i < 200 && !waiting; i++) {
 		usleep(50000);
-		state = proc_state(pid);
+		waiting = asleep_in(pid, "configfs_bin_write_iter");
 	}
 	kill(pid, SIGKILL);
 	for (i = 0; i < 100 && !died; i++) {
@@ -1679,7 +1719,7 @@ static const char *case_waiter_killed(void)
 	c = close(fd) ? errno : 0;
 	OUT("w=%s stalled=%s waiting=%s waiter=%s died-while-held=%s holder-w=%s holder=%s "
 	    "fsync=%s close=%s commits=+%ld blob=%s", en(w), h.stalled ? "yes" : "no",
-	    state == 'D' ? "yes" : "no", death(st), died ? "yes" : "no", hw, hd, en(s),
+	    waiting ? "yes" : "no", death(st), died ? "yes" : "no", hw, hd, en(s),
 	    en(c), counter("commits") - commits0, stored_as(data, 5000, "all-5000", NULL, 0,
 							  NULL));
 	return outcome;
@@ -1688,6 +1728,7 @@ static const char *case_waiter_killed(void)
 /* ---- an fsync(2) while the killed writer dumps core ---- */
 
 #define CORE_FLAG "/tmp/bin-attr-core"
+#define CORE_PIPE_LIMIT "/proc/sys/kernel/core_pipe_limit"
 
 static void touch(const char *path)
 {
@@ -1729,8 +1770,9 @@ static int core_helper(const char *pid)
  */
 static const char *case_fsync_during_core_dump(void)
 {
-	char self[PATH_MAX], pattern[256], saved[256] = "", fw[64], fs[64], fg[64];
-	int fd, p[2], q[2], st, s, c, i, dumping = 0, n, pf;
+	char self[PATH_MAX], pattern[256], saved[256] = "", limit[32] = "0";
+	char fw[64], fs[64], fg[64];
+	int fd, p[2] = { -1, -1 }, q[2] = { -1, -1 }, st, s, c, i, dumping = 0, n, pf;
 	long commits0, k1;
 	pid_t pid;
 	char b;
@@ -1743,15 +1785,34 @@ static const char *case_fsync_during_core_dump(void)
 	n = read(pf, saved, sizeof(saved) - 1);
 	close(pf);
 	saved[n > 0 ? n : 0] = 0;
+	pf = open(CORE_PIPE_LIMIT, O_RDONLY);
+	if (pf >= 0) {
+		n = read(pf, limit, sizeof(limit) - 1);
+		limit[n > 0 ? n : 0] = 0;
+		close(pf);
+	}
 	snprintf(pattern, sizeof(pattern), "|%s --core-helper %%p", self);
-	if (write_str("/proc/sys/kernel/core_pattern", pattern))
+	/* the dump then waits for the helper, whatever the core's size */
+	if (write_str(CORE_PIPE_LIMIT, "1") ||
+	    write_str("/proc/sys/kernel/core_pattern", pattern)) {
+		write_str(CORE_PIPE_LIMIT, limit);
 		return "cannot set core_pattern";
+	}
 
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
 	if (fd < 0 || pipe(p) || pipe(q)) {
+		for (i = 0; i < 2; i++) {
+			if (p[i] >= 0)
+				close(p[i]);
+			if (q[i] >= 0)
+				close(q[i]);
+		}
+		if (fd >= 0)
+			close(fd);
 		write_str("/proc/sys/kernel/core_pattern", saved);
+		write_str(CORE_PIPE_LIMIT, limit);
 		return "open or pipe failed";
 	}
 	/* p: the child says it wrote; q: the parent says abort */
@@ -1759,6 +1820,8 @@ static const char *case_fsync_during_core_dump(void)
 	if (!pid) {
 		struct rlimit core = { RLIM_INFINITY, RLIM_INFINITY };
 
+		close(p[0]);
+		close(q[1]);
 		setrlimit(RLIMIT_CORE, &core);
 		write(fd, data, 3000);
 		write(p[1], "x", 1);
@@ -1789,6 +1852,7 @@ static const char *case_fsync_during_core_dump(void)
 	unlink(fs);
 	unlink(fg);
 	write_str("/proc/sys/kernel/core_pattern", saved);
+	write_str(CORE_PIPE_LIMIT, limit);
 	OUT("dumping=%s fsync=%s commits=+%ld child=%s%s close=%s commits=+%ld blob=%s",
 	    dumping ? "yes" : "no", en(s), k1, death(st), WCOREDUMP(st) ? "(core)" : "",
 	    en(c), counter("commits") - commits0, stored(data, 3000));
@@ -2638,6 +2702,21 @@ int main(int argc, char **argv)
 		return 0;
 	if (argc == 3 && !strcmp(argv[1], "--core-helper"))
 		return core_helper(argv[2]);
+	/* a helper child that died early must not take the test down */
+	signal(SIGPIPE, SIG_IGN);
+	/* a run cut short may have left the core-dump case's pattern */
+	{
+		char pat[256] = "";
+		int pf = open("/proc/sys/kernel/core_pattern", O_RDONLY);
+
+		if (pf >= 0) {
+			if (read(pf, pat, sizeof(pat) - 1) < 0)
+				pat[0] = 0;
+			close(pf);
+		}
+		if (strstr(pat, "--core-helper"))
+			write_str("/proc/sys/kernel/core_pattern", "core");
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	data = malloc(1 << 20);
 	blob_fill(data, 1 << 20, 11);
