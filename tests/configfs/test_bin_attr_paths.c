@@ -1770,7 +1770,7 @@ static int core_helper(const char *pid)
  */
 static const char *case_fsync_during_core_dump(void)
 {
-	char self[PATH_MAX], pattern[256], saved[256] = "", limit[32] = "0";
+	char self[96], pattern[128], saved[256] = "", limit[32] = "0";
 	char fw[64], fs[64], fg[64];
 	int fd, p[2] = { -1, -1 }, q[2] = { -1, -1 }, st, s, c, i, dumping = 0, n, pf;
 	long commits0, k1;
