@@ -13,7 +13,10 @@
  * killed by a signal (what they wrote is abandoned) or exiting (committed),
  * killed processes that only inherited the file, a writer killed after it
  * closed its descriptor, writes stalled mid-copy on a
- * userfaultfd page and cut short by SIGKILL or exit_group, threads sharing a
+ * userfaultfd page and cut short by SIGKILL or exit_group, the last writer
+ * killed while another process's stalled write holds the file, a write
+ * killed while it waits for the file, an fsync(2) while the killed writer
+ * dumps core, a thread's lone exit(2), threads sharing a
  * descriptor, pidfd_getfd, read methods that shrink, overclaim or fill
  * nothing, AIO reads, readers racing commits, rmdir, fail-nth on every
  * allocation of the write and commit paths, memory cgroup limits on the
@@ -1161,34 +1164,60 @@ static const char *case_nonwriter_killed(void)
 }
 
 /*
+ * Fork a child that writes @n bytes from @src to @fd, closes @fd too if
+ * @close_fd, reports in *@res (0, or the errno) and waits to be killed.
+ */
+static pid_t writer_child(int fd, const unsigned char *src, size_t n, int close_fd,
+			  unsigned char *res)
+{
+	int p[2];
+	pid_t pid;
+
+	*res = 0xff;
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		unsigned char r;
+
+		close(p[0]);
+		r = write(fd, src, n) == (ssize_t)n ? 0 : errno;
+
+		if (close_fd && close(fd))
+			r = errno;
+		write(p[1], &r, 1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], res, 1) != 1)
+		*res = 0xfe;
+	close(p[0]);
+	return pid;
+}
+
+/*
  * The parent writes 2000 bytes, a forked child the next 3000 (the last
  * write) and is killed while the parent still holds the open file.
  */
 static const char *case_last_writer_killed(void)
 {
 	long commits0;
-	int fd, p[2], st, w, s, w2, c;
-	unsigned char cw = 0xff;
+	int fd, st, w, s, w2, c;
+	unsigned char cw;
 	pid_t pid;
 
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
 	w = write(fd, data, 2000) == 2000 ? 0 : errno;
-	pipe(p);
-	pid = fork();
-	if (!pid) {
-		unsigned char r = write(fd, data + 2000, 3000) == 3000 ? 0 : errno;
-
-		write(p[1], &r, 1);
-		pause();
-		_exit(0);
+	pid = writer_child(fd, data + 2000, 3000, 0, &cw);
+	if (pid <= 0) {
+		close(fd);
+		return "fork failed";
 	}
-	read(p[0], &cw, 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	close(p[0]);
-	close(p[1]);
 	s = fsync(fd) ? errno : 0;
 	w2 = write(fd, data + 5000, 1000) == 1000 ? 0 : errno;
 	c = close(fd) ? errno : 0;
@@ -1246,13 +1275,16 @@ struct stall_write {
 	const unsigned char *src;
 	size_t len;
 	off_t pos;
+	ssize_t ret;
+	int err;
 };
 
 static void *stall_writer(void *arg)
 {
 	struct stall_write *w = arg;
 
-	pwrite(w->fd, w->src, w->len, w->pos);
+	w->ret = pwrite(w->fd, w->src, w->len, w->pos);
+	w->err = errno;
 	return NULL;
 }
 
@@ -1366,30 +1398,22 @@ static const char *stalled_overwrite_sigkill_held(void)
  */
 static const char *case_closed_then_killed(void)
 {
-	unsigned char cw = 0xff;
+	unsigned char cw;
 	long commits0;
-	int fd, p[2], st, s1, s2, c;
+	int fd, st, s1, s2, c;
 	siginfo_t si = { 0 };
 	pid_t pid;
 
 	reset_blob();
 	commits0 = counter("commits");
 	fd = open(BLOB, O_WRONLY);
-	if (fd < 0 || pipe(p))
-		return "open or pipe failed";
-	pid = fork();
-	if (!pid) {
-		unsigned char r = write(fd, data, 3000) == 3000 ? 0 : errno;
-
-		if (close(fd))
-			r = errno;
-		write(p[1], &r, 1);
-		pause();
-		_exit(0);
+	if (fd < 0)
+		return "open failed";
+	pid = writer_child(fd, data, 3000, 1, &cw);
+	if (pid <= 0) {
+		close(fd);
+		return "fork failed";
 	}
-	close(p[1]);
-	read(p[0], &cw, 1);
-	close(p[0]);
 	kill(pid, SIGKILL);
 	/* a zombie, not reaped */
 	waitid(P_PID, pid, &si, WEXITED | WNOWAIT);
@@ -1400,6 +1424,438 @@ static const char *case_closed_then_killed(void)
 	OUT("child-w=%s child=%s fsync-before-reaping=%s fsync=%s close=%s commits=+%ld "
 	    "blob=%s", en(cw), death(st), en(s1), en(s2), en(c), counter("commits") - commits0,
 	    stored(data, 3000));
+	return outcome;
+}
+
+/*
+ * A thread of the writer makes the last write and ends with exit(2) (that
+ * thread alone): its process keeps the descriptor table open, so nothing is
+ * closed. The process is then killed: the write was its, and is abandoned.
+ */
+static void *write_then_exit_thread(void *arg)
+{
+	int fd = *(int *)arg;
+
+	write(fd, data, 3000);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+static const char *case_thread_wrote_then_exited(void)
+{
+	long commits0, k1;
+	int p[2], st;
+	pid_t pid;
+	char b = 0;
+
+	reset_blob();
+	commits0 = counter("commits");
+	if (pipe(p))
+		return "pipe failed";
+	pid = fork();
+	if (!pid) {
+		int fd = open(BLOB, O_WRONLY);
+		pthread_t t;
+
+		pthread_create(&t, NULL, write_then_exit_thread, &fd);
+		pthread_join(t, NULL);
+		write(p[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return "fork failed";
+	}
+	read(p[0], &b, 1);
+	close(p[0]);
+	k1 = counter("commits") - commits0;
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	OUT("thread-exited=%s commits=+%ld then-process=%s commits=+%ld blob=%s",
+	    b == 'x' ? "yes" : "no", k1, death(st), counter("commits") - commits0,
+	    stored(data, 3000));
+	return outcome;
+}
+
+/* ---- the open file busy: a stalled write holds it ---- */
+
+/*
+ * A forked process whose thread pwrite(2)s 2000 bytes at @pos of @fd: the
+ * first 1000 from a present page, the rest from a userfaultfd page left
+ * missing, so that the write holds the open file until the process is told
+ * through h->cmd to fill the page ('c': the write completes, storing
+ * data[pos .. pos + 2000)) or to exit_group(0) ('e': the write is cut
+ * short). It reports whether the write stalled, and with 'c' its result.
+ */
+struct holder {
+	pid_t pid;
+	int cmd[2], rep[2];
+	unsigned char stalled;
+};
+
+static void holder_run(struct holder *h, int fd, off_t pos)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct stall_write w = { .fd = fd, .len = 2000, .pos = pos };
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	unsigned char *area = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffdio_copy copy = { 0 };
+	struct uffd_msg msg;
+	unsigned char r;
+	pthread_t t;
+	char cmd = 0;
+
+	close(h->cmd[1]);
+	close(h->rep[0]);
+	if (area == MAP_FAILED || uffd < 0)
+		_exit(2);
+	/* page 0 present, page 1 missing, page 2 the fill for page 1 */
+	memcpy(area + 3096, data + pos, 1000);
+	memcpy(area + 8192, data + pos + 1000, 4096);
+	reg.range.start = (unsigned long)area;
+	reg.range.len = 8192;
+	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
+		_exit(2);
+	w.src = area + 3096;
+	pthread_create(&t, NULL, stall_writer, &w);
+	h->stalled = poll(&pfd, 1, 20000) == 1 && read(uffd, &msg, sizeof(msg)) ==
+		     sizeof(msg) && msg.event == UFFD_EVENT_PAGEFAULT;
+	write(h->rep[1], &h->stalled, 1);
+	if (read(h->cmd[0], &cmd, 1) != 1 || cmd != 'c')
+		_exit(0);
+	copy.dst = (unsigned long)area + 4096;
+	copy.src = (unsigned long)area + 8192;
+	copy.len = 4096;
+	if (ioctl(uffd, UFFDIO_COPY, &copy))
+		_exit(3);
+	pthread_join(t, NULL);
+	r = w.ret == 2000 ? 0 : w.ret < 0 ? w.err : 0xfe;
+	write(h->rep[1], &r, 1);
+	_exit(0);
+}
+
+static int holder_start(struct holder *h, int fd, off_t pos)
+{
+	if (pipe(h->cmd))
+		return -1;
+	if (pipe(h->rep)) {
+		close(h->cmd[0]);
+		close(h->cmd[1]);
+		return -1;
+	}
+	h->stalled = 0;
+	h->pid = fork();
+	if (!h->pid)
+		holder_run(h, fd, pos);
+	close(h->cmd[0]);
+	close(h->rep[1]);
+	if (h->pid < 0) {
+		close(h->cmd[1]);
+		close(h->rep[0]);
+		return -1;
+	}
+	if (read(h->rep[0], &h->stalled, 1) != 1)
+		h->stalled = 0;
+	return 0;
+}
+
+/* Tell the holder @cmd, reap it; the write's result, "none" if cut short */
+static const char *holder_end(struct holder *h, char cmd, char death_out[32])
+{
+	static char res[16];
+	unsigned char r = 0xff;
+	int st;
+
+	write(h->cmd[1], &cmd, 1);
+	if (cmd == 'c' && read(h->rep[0], &r, 1) != 1)
+		r = 0xff;
+	waitpid(h->pid, &st, 0);
+	snprintf(death_out, 32, "%s", death(st));
+	close(h->cmd[1]);
+	close(h->rep[0]);
+	if (cmd != 'c')
+		return "none";
+	snprintf(res, sizeof(res), "%s", r == 0xff ? "lost" : r == 0xfe ? "short" : en(r));
+	return res;
+}
+
+/*
+ * A child makes the last write, 3000 bytes, and is killed while another
+ * process's write, stalled mid-copy, holds the open file: ->flush cannot
+ * take it, and the abandon falls to the next holder. If the stalled write
+ * then completes, it came later and the upload goes on; if it is cut short
+ * having added nothing, the parent's fsync(2) finds the upload abandoned.
+ */
+static const char *case_killed_while_held(char end)
+{
+	char cd[32], hd[32];
+	unsigned char cw;
+	struct holder h;
+	long commits0;
+	int fd, st, s, c;
+	const char *hw;
+	pid_t pid;
+
+	reset_blob();
+	commits0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	if (fd < 0)
+		return "open failed";
+	pid = writer_child(fd, data, 3000, 0, &cw);
+	if (pid <= 0) {
+		close(fd);
+		return "fork failed";
+	}
+	if (holder_start(&h, fd, 3000)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		close(fd);
+		return "pipe failed";
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	snprintf(cd, sizeof(cd), "%s", death(st));
+	hw = holder_end(&h, end, hd);
+	s = fsync(fd) ? errno : 0;
+	c = close(fd) ? errno : 0;
+	OUT("child-w=%s child=%s stalled=%s holder-w=%s holder=%s fsync=%s close=%s "
+	    "commits=+%ld blob=%s", en(cw), cd, h.stalled ? "yes" : "no", hw, hd, en(s),
+	    en(c), counter("commits") - commits0,
+	    stored_as(data, 5000, "all-5000", data, 3000, "first-3000"));
+	return outcome;
+}
+
+static const char *killed_while_held_completes(void) { return case_killed_while_held('c'); }
+static const char *killed_while_held_cut_short(void) { return case_killed_while_held('e'); }
+
+/*
+ * Whether @pid sleeps uninterruptibly in @fn (/proc/PID/wchan skips the
+ * scheduler's and the mutex's own functions), not in a page fault or
+ * reclaim on its way there.
+ */
+static int asleep_in(pid_t pid, const char *fn)
+{
+	char path[64], buf[512], *rp;
+	int fd, n, d;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	rp = strrchr(buf, ')');
+	d = rp && rp[1] == ' ' && rp[2] == 'D';
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return d && !strcmp(buf, fn);
+}
+
+/*
+ * The parent writes 3000 bytes; another process's write stalls mid-copy
+ * and holds the open file; a third process's pwrite(2) of 10 bytes at 0
+ * waits behind it, and is killed while it waits. It stores nothing and
+ * abandons nothing; then the stalled write completes. (6.12 waits
+ * unkillably: its waiter dies only after it got the file and wrote.)
+ */
+static const char *case_waiter_killed(void)
+{
+	int fd, w, st = 0, s, c, i, died = 0, waiting = 0;
+	char hd[32];
+	struct holder h;
+	long commits0;
+	const char *hw;
+	pid_t pid;
+
+	reset_blob();
+	commits0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	if (fd < 0)
+		return "open failed";
+	w = write(fd, data, 3000) == 3000 ? 0 : errno;
+	if (holder_start(&h, fd, 3000)) {
+		close(fd);
+		return "pipe failed";
+	}
+	pid = fork();
+	if (!pid) {
+		unsigned char ten[10];
+
+		memset(ten, 0xee, sizeof(ten));
+		pwrite(fd, ten, sizeof(ten), 0);
+		_exit(0);
+	}
+	if (pid < 0) {
+		holder_end(&h, 'c', hd);
+		close(fd);
+		return "fork failed";
+	}
+	/* asleep in the write: the only sleep there is the wait for the file */
+	for (i = 0; i < 200 && !waiting; i++) {
+		usleep(50000);
+		waiting = asleep_in(pid, "configfs_bin_write_iter");
+	}
+	kill(pid, SIGKILL);
+	for (i = 0; i < 100 && !died; i++) {
+		died = waitpid(pid, &st, WNOHANG) == pid;
+		if (!died)
+			usleep(50000);
+	}
+	hw = holder_end(&h, 'c', hd);
+	if (!died)
+		waitpid(pid, &st, 0);
+	s = fsync(fd) ? errno : 0;
+	c = close(fd) ? errno : 0;
+	OUT("w=%s stalled=%s waiting=%s waiter=%s died-while-held=%s holder-w=%s holder=%s "
+	    "fsync=%s close=%s commits=+%ld blob=%s", en(w), h.stalled ? "yes" : "no",
+	    waiting ? "yes" : "no", death(st), died ? "yes" : "no", hw, hd, en(s),
+	    en(c), counter("commits") - commits0, stored_as(data, 5000, "all-5000", NULL, 0,
+							  NULL));
+	return outcome;
+}
+
+/* ---- an fsync(2) while the killed writer dumps core ---- */
+
+#define CORE_FLAG "/tmp/bin-attr-core"
+#define CORE_PIPE_LIMIT "/proc/sys/kernel/core_pipe_limit"
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0600);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * core_pattern's helper: when the test asked for it (CORE_FLAG.PID.wait),
+ * say that the dump began and hold the dumping process until the test says
+ * go (30 s at most); then take the core.
+ */
+static int core_helper(const char *pid)
+{
+	char path[128];
+	char buf[65536];
+	int i;
+
+	snprintf(path, sizeof(path), CORE_FLAG ".%s.wait", pid);
+	if (!access(path, F_OK)) {
+		snprintf(path, sizeof(path), CORE_FLAG ".%s.started", pid);
+		touch(path);
+		snprintf(path, sizeof(path), CORE_FLAG ".%s.go", pid);
+		for (i = 0; i < 600 && access(path, F_OK); i++)
+			usleep(50000);
+	}
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	return 0;
+}
+
+/*
+ * A child makes the last write and aborts; while it dumps core into a
+ * core_pattern pipe that holds it, the parent, which shares the open file,
+ * calls fsync(2). The child's descriptors are not closed yet: the fsync
+ * commits what was written, as it would have a moment before the signal.
+ */
+static const char *case_fsync_during_core_dump(void)
+{
+	char self[96], pattern[128], saved[256] = "", limit[32] = "0";
+	char fw[64], fs[64], fg[64];
+	int fd, p[2] = { -1, -1 }, q[2] = { -1, -1 }, st, s, c, i, dumping = 0, n, pf;
+	long commits0, k1;
+	pid_t pid;
+	char b;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pf = open("/proc/sys/kernel/core_pattern", O_RDONLY);
+	if (n <= 0 || pf < 0)
+		return "cannot read core_pattern";
+	self[n] = 0;
+	n = read(pf, saved, sizeof(saved) - 1);
+	close(pf);
+	saved[n > 0 ? n : 0] = 0;
+	pf = open(CORE_PIPE_LIMIT, O_RDONLY);
+	if (pf >= 0) {
+		n = read(pf, limit, sizeof(limit) - 1);
+		limit[n > 0 ? n : 0] = 0;
+		close(pf);
+	}
+	snprintf(pattern, sizeof(pattern), "|%s --core-helper %%p", self);
+	/* the dump then waits for the helper, whatever the core's size */
+	if (write_str(CORE_PIPE_LIMIT, "1") ||
+	    write_str("/proc/sys/kernel/core_pattern", pattern)) {
+		write_str(CORE_PIPE_LIMIT, limit);
+		return "cannot set core_pattern";
+	}
+
+	reset_blob();
+	commits0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	if (fd < 0 || pipe(p) || pipe(q)) {
+		for (i = 0; i < 2; i++) {
+			if (p[i] >= 0)
+				close(p[i]);
+			if (q[i] >= 0)
+				close(q[i]);
+		}
+		if (fd >= 0)
+			close(fd);
+		write_str("/proc/sys/kernel/core_pattern", saved);
+		write_str(CORE_PIPE_LIMIT, limit);
+		return "open or pipe failed";
+	}
+	/* p: the child says it wrote; q: the parent says abort */
+	pid = fork();
+	if (!pid) {
+		struct rlimit core = { RLIM_INFINITY, RLIM_INFINITY };
+
+		close(p[0]);
+		close(q[1]);
+		setrlimit(RLIMIT_CORE, &core);
+		write(fd, data, 3000);
+		write(p[1], "x", 1);
+		read(q[0], &b, 1);
+		abort();
+	}
+	close(p[1]);
+	close(q[0]);
+	read(p[0], &b, 1);
+	snprintf(fw, sizeof(fw), CORE_FLAG ".%d.wait", pid);
+	snprintf(fs, sizeof(fs), CORE_FLAG ".%d.started", pid);
+	snprintf(fg, sizeof(fg), CORE_FLAG ".%d.go", pid);
+	touch(fw);
+	write(q[1], "g", 1);
+	for (i = 0; i < 400 && !dumping; i++) {
+		dumping = !access(fs, F_OK);
+		if (!dumping)
+			usleep(50000);
+	}
+	s = fsync(fd) ? errno : 0;
+	k1 = counter("commits") - commits0;
+	touch(fg);
+	waitpid(pid, &st, 0);
+	c = close(fd) ? errno : 0;
+	close(p[0]);
+	close(q[1]);
+	unlink(fw);
+	unlink(fs);
+	unlink(fg);
+	write_str("/proc/sys/kernel/core_pattern", saved);
+	write_str(CORE_PIPE_LIMIT, limit);
+	OUT("dumping=%s fsync=%s commits=+%ld child=%s%s close=%s commits=+%ld blob=%s",
+	    dumping ? "yes" : "no", en(s), k1, death(st), WCOREDUMP(st) ? "(core)" : "",
+	    en(c), counter("commits") - commits0, stored(data, 3000));
 	return outcome;
 }
 
@@ -2063,6 +2519,34 @@ static const struct tcase cases[] = {
 	  killed_after_fsync_and_more,
 	  "fsync=OK then-w=OK child=SIGKILL commits=+1 blob=first-3000",
 	  "fsync=EINVAL then-w=OK child=SIGKILL commits=+1 blob=all-5000" },
+	{ "a thread makes the last write and exits alone with exit(2); the process is "
+	  "then killed", case_thread_wrote_then_exited,
+	  "thread-exited=yes commits=+0 then-process=SIGKILL commits=+0 blob=old",
+	  "thread-exited=yes commits=+0 then-process=SIGKILL commits=+1 blob=new" },
+	{ "a child makes the last write and aborts; the parent calls fsync(2) while the "
+	  "child dumps core into a core_pattern pipe", case_fsync_during_core_dump,
+	  "dumping=yes fsync=OK commits=+1 child=SIGABRT(core) close=OK commits=+1 blob=new",
+	  "dumping=yes fsync=EINVAL commits=+0 child=SIGABRT(core) close=OK commits=+1 "
+	  "blob=new" },
+	{ "a child makes the last write and is killed while another process's write, "
+	  "stalled mid-copy, holds the file; that write then completes",
+	  killed_while_held_completes,
+	  "child-w=OK child=SIGKILL stalled=yes holder-w=OK holder=exit(0) fsync=OK close=OK "
+	  "commits=+1 blob=all-5000",
+	  "child-w=OK child=SIGKILL stalled=yes holder-w=OK holder=exit(0) fsync=EINVAL "
+	  "close=OK commits=+1 blob=all-5000" },
+	{ "the same, but the stalled write, adding bytes past the end, is cut short by "
+	  "its process's exit_group(0)", killed_while_held_cut_short,
+	  "child-w=OK child=SIGKILL stalled=yes holder-w=none holder=exit(0) "
+	  "fsync=ECANCELED close=OK commits=+0 blob=old",
+	  "child-w=OK child=SIGKILL stalled=yes holder-w=none holder=exit(0) fsync=EINVAL "
+	  "close=OK commits=+1 blob=other(5000 bytes)" },
+	{ "a pwrite(2) waiting behind a stalled write is killed while it waits; the "
+	  "stalled write then completes", case_waiter_killed,
+	  "w=OK stalled=yes waiting=yes waiter=SIGKILL died-while-held=yes holder-w=OK "
+	  "holder=exit(0) fsync=OK close=OK commits=+1 blob=all-5000",
+	  "w=OK stalled=yes waiting=yes waiter=SIGKILL died-while-held=no holder-w=OK "
+	  "holder=exit(0) fsync=EINVAL close=OK commits=+1 blob=other(5000 bytes)" },
 	{ "a write adding bytes past the end stalls mid-copy on a userfaultfd page; "
 	  "the writer's exit_group(0) cuts it short", stalled_extend_exit_group,
 	  "stalled=yes died=exit(0) commits=+1 blob=first-3000",
@@ -2216,6 +2700,23 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--exit"))
 		return 0;
+	if (argc == 3 && !strcmp(argv[1], "--core-helper"))
+		return core_helper(argv[2]);
+	/* a helper child that died early must not take the test down */
+	signal(SIGPIPE, SIG_IGN);
+	/* a run cut short may have left the core-dump case's pattern */
+	{
+		char pat[256] = "";
+		int pf = open("/proc/sys/kernel/core_pattern", O_RDONLY);
+
+		if (pf >= 0) {
+			if (read(pf, pat, sizeof(pat) - 1) < 0)
+				pat[0] = 0;
+			close(pf);
+		}
+		if (strstr(pat, "--core-helper"))
+			write_str("/proc/sys/kernel/core_pattern", "core");
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	data = malloc(1 << 20);
 	blob_fill(data, 1 << 20, 11);
