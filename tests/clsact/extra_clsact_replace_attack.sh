@@ -92,24 +92,6 @@ trap cleanup EXIT
 # the bench kills a test that overruns with TERM: restore the sysctls then too
 trap "exit 143" TERM INT
 
-# dummy NAME: a dummy device, up, without IPv6
-dummy() {
-	ip link add "$1" type dummy &&
-		sysctl -qw net.ipv6.conf."$1".disable_ipv6=1 &&
-		ip link set "$1" up
-}
-# qd DEV [NS]: "KIND IBLOCK EBLOCK" of DEV's ingress or clsact qdisc ("-"
-# for a block of its own), "none" without one
-qd() {
-	tc ${2:+-n "$2"} qdisc show dev "$1" | awk '/ ffff: / {
-		ib = eb = "-"
-		for (i = 1; i < NF; i++) {
-			if ($i == "ingress_block") ib = $(i + 1)
-			if ($i == "egress_block") eb = $(i + 1)
-		}
-		print $2, ib, eb; n++ }
-		END {if (!n) print "none"}'
-}
 # v0_set KIND [IBLOCK|-] [EBLOCK|-]: v0's qdisc made afresh with tc
 v0_set() {
 	local a=()

@@ -111,24 +111,6 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 143" TERM INT
 
-# dummy NAME: a dummy device, up, without IPv6
-dummy() {
-	ip link add "$1" type dummy &&
-		sysctl -qw net.ipv6.conf."$1".disable_ipv6=1 &&
-		ip link set "$1" up
-}
-# qd DEV: "KIND IBLOCK EBLOCK" of DEV's ingress or clsact qdisc ("-" for a
-# block of its own), "none" without one
-qd() {
-	tc qdisc show dev "$1" | awk '/ ffff: / {
-		ib = eb = "-"
-		for (i = 1; i < NF; i++) {
-			if ($i == "ingress_block") ib = $(i + 1)
-			if ($i == "egress_block") eb = $(i + 1)
-		}
-		print $2, ib, eb; n++ }
-		END {if (!n) print "none"}'
-}
 # set_qd DEV [KIND [IBLOCK [EBLOCK]]]: what DEV's qdisc should now be
 set_qd() { KIND[$1]=${2:-}; IB[$1]=${3:-}; EB[$1]=${4:-}; }
 states() { local d s=''; for d in $DEVS; do s+="${s:+ | }$d: $(qd "$d")"; done; echo "$s"; }

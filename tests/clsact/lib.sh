@@ -149,3 +149,23 @@ hold_end() {
 	hold_pid=
 	rm -f "$HOLD_RULE" "$HOLD.in"
 }
+# dummy NAME [NETNS]: a dummy device, up, without IPv6 (no stray packets)
+dummy() {
+	local ns=()
+	[ -z "${2:-}" ] || ns=(ip netns exec "$2")
+	"${ns[@]}" ip link add "$1" type dummy &&
+		"${ns[@]}" sysctl -qw net.ipv6.conf."$1".disable_ipv6=1 &&
+		"${ns[@]}" ip link set "$1" up
+}
+# qd DEV [NS]: "KIND IBLOCK EBLOCK" of DEV's ingress or clsact qdisc ("-"
+# for a block of its own), "none" without one
+qd() {
+	tc ${2:+-n "$2"} qdisc show dev "$1" | awk '/ ffff: / {
+		ib = eb = "-"
+		for (i = 1; i < NF; i++) {
+			if ($i == "ingress_block") ib = $(i + 1)
+			if ($i == "egress_block") eb = $(i + 1)
+		}
+		print $2, ib, eb; n++ }
+		END {if (!n) print "none"}'
+}

@@ -39,14 +39,6 @@ changes() { cat $K/key_changes; }
 delay() { echo "$1" >$K/release_delay_ms; }
 # pkts ARGS...: packets the first action listed by tc -s filter show ARGS saw
 pkts() { tc -s filter show "$@" | awk '/Sent/ {print $4; exit}'; }
-# dummy NAME [NETNS]: a dummy device, up, without IPv6 (no stray packets)
-dummy() {
-	local ns=()
-	[ -z "${2:-}" ] || ns=(ip netns exec "$2")
-	"${ns[@]}" ip link add "$1" type dummy &&
-		"${ns[@]}" sysctl -qw net.ipv6.conf."$1".disable_ipv6=1 &&
-		"${ns[@]}" ip link set "$1" up
-}
 # wanted_seen DEV...: (qdisc, direction) pairs whose chain 0 lists filters,
 # as tc shows them: what keys_wanted must count.
 wanted_seen() {
