@@ -332,10 +332,11 @@ static void __attribute__((noreturn)) staller(int fd, off_t pos, size_t len, int
  * IOCB_CMD_FSYNC, which waits for the open file behind P's write, and is
  * killed; then P is killed.
  *
- * The contract: K was killed and made the last write since the last
- * commit, so nothing it wrote is committed and the holder's fsync(2)
- * fails with ECANCELED; "an fsync(2) of a task being killed commits
- * nothing". 6.12: no fsync (EINVAL at io_submit), the release commits
+ * The contract: "an fsync queued with io_submit(2) runs in a kernel
+ * worker, not in the process: queued before the kill, it commits what was
+ * written, and the exit waits for it". P's cut write was adding bytes, so
+ * it stored nothing; the holder's fsync(2) then returns the commit's
+ * result again. 6.12: no fsync (EINVAL at io_submit), the release commits
  * PRE bytes and the 1000 zeroes of P's grown buffer.
  */
 static const char *case_aio_fsync_after_kill(void)
@@ -496,10 +497,10 @@ enum { SCM_KILL_CLOSED, SCM_EXIT_CLOSED, SCM_KILL_KEPT };
  * SCM_RIGHTS into a socketpair of its own (never received), and closes its
  * descriptor (SCM_KILL_KEPT: keeps it); then it is killed, or exits.
  *
- * The contract: a killed writer that made the last write commits nothing;
- * the only files a death does not close are listed (io_uring's registered
- * files, a table shared with a live process), and this one is released by
- * the death, in the dying process, with no one else able to reach it.
+ * The contract: "a writer that closed its descriptors before the kill
+ * abandons nothing", nor one "whose file is held only ... in a unix(7)
+ * message in flight": SCM_KILL_CLOSED commits at the release. A writer
+ * that kept its descriptor is killed with it open: nothing committed.
  * An exit commits. 6.12: every case commits PRE bytes.
  */
 static const char *scm_self(int how)
@@ -918,9 +919,9 @@ static const struct tcase cases[] = {
 	  "wrote=3000 writer=exit(0) commits=+1 blob=pre",
 	  "wrote=3000 writer=exit(0) commits=+1 blob=pre" },
 	{ "a writer sends its file over SCM_RIGHTS to its own socketpair, closes its "
-	  "descriptor and is killed: its death frees the file; nothing committed",
-	  case_scm_kill_closed,
-	  "wrote=3000 sent=yes writer=SIGKILL commits=+0 blob=old",
+	  "descriptor and is killed: it closed before the kill, its death only frees the "
+	  "file in flight; committed at the release", case_scm_kill_closed,
+	  "wrote=3000 sent=yes writer=SIGKILL commits=+1 blob=pre",
 	  "wrote=3000 sent=yes writer=SIGKILL commits=+1 blob=pre" },
 	{ "the same, but the writer exits: committed", case_scm_exit_closed,
 	  "wrote=3000 sent=yes writer=exit(0) commits=+1 blob=pre",
@@ -939,10 +940,11 @@ static const struct tcase cases[] = {
 	  "wrote=3000 submitted=2 cqe-before-kill=no writer=SIGKILL commits=+0 blob=old",
 	  "wrote=3000 submitted=2 cqe-before-kill=no writer=SIGKILL commits=+1 blob=pre" },
 	{ "AIO: the last writer's IOCB_CMD_FSYNC waits behind another process's stalled "
-	  "write; the writer is killed, then the staller: nothing committed, the holder's "
-	  "fsync(2) ECANCELED", case_aio_fsync_after_kill,
+	  "write; the writer is killed, then the staller: the fsync queued before the kill "
+	  "runs in a kernel worker and commits the writer's bytes, once",
+	  case_aio_fsync_after_kill,
 	  "wrote=3000 stalled=yes aio-submit=OK events-before-kill=0 writer=SIGKILL "
-	  "staller=SIGKILL fsync=ECANCELED commits=+0 blob=old",
+	  "staller=SIGKILL fsync=OK commits=+1 blob=pre",
 	  "wrote=3000 stalled=yes aio-submit=EINVAL events-before-kill=-1 writer=SIGKILL "
 	  "staller=SIGKILL fsync=EINVAL commits=+1 blob=pre+zeroes" },
 };
