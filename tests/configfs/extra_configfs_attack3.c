@@ -20,6 +20,9 @@
  *    the SIGKILL pending, so configfs refuses to commit) and an
  *    IORING_OP_CLOSE of the writer's only descriptor (the worker, not yet
  *    PF_EXITING, closes it: ->flush does not see a kill);
+ *  - a write queued through an IORING_SETUP_SQPOLL ring that another
+ *    process created, the queuing process then killed: the SQPOLL thread,
+ *    the creator's, made the write;
  *  - the writer's open file in flight in an SCM_RIGHTS message on its own
  *    socketpair, its descriptor closed: the death frees the message and
  *    with it the file (the documentation lists io_uring's registered files
@@ -488,6 +491,80 @@ static const char *uring_linked(int what)
 static const char *case_uring_linked_fsync(void) { return uring_linked(LINK_FSYNC); }
 static const char *case_uring_linked_close(void) { return uring_linked(LINK_CLOSE); }
 
+/*
+ * Q opens the blob and creates an IORING_SETUP_SQPOLL ring, then forks K.
+ * K, sharing the ring's mapping and the open file, queues a write of PRE
+ * bytes; Q's SQPOLL thread carries it out. K is killed with the file
+ * open, then Q closes it and exits.
+ *
+ * The contract: "a write that io_uring carries out in a ring's SQPOLL
+ * thread counts as the process that created the ring": K made no write,
+ * so its death abandons nothing, and Q's close commits. 6.12: commits.
+ */
+static const char *case_sqpoll_submitter_killed(void)
+{
+	int qrep[2], qst;
+	long r[4] = { -2, -2, -2, -2 }, c0, d;
+	pid_t q;
+
+	if (reset_blob())
+		return "cannot put the base blob";
+	c0 = counter("commits");
+	if (pipe(qrep))
+		return OUT("pipe: %s", en(errno));
+	q = fork();
+	if (!q) {
+		struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL,
+					     .sq_thread_idle = 2000 };
+		struct io_uring ring;
+		int krep[2], kst, fd = open(BLOB, O_WRONLY);
+		pid_t k;
+
+		if (fd < 0 || pipe(krep) || io_uring_queue_init_params(8, &ring, &p)) {
+			r[0] = -ENOSYS;
+			put(qrep[1], r, sizeof(r));
+			_exit(1);
+		}
+		k = fork();
+		if (!k) {
+			struct __kernel_timespec ts = { 2, 0 };
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			struct io_uring_cqe *cqe;
+			long res[2] = { -2, -2 };
+
+			io_uring_prep_write(sqe, fd, data, PRE, 0);
+			res[0] = io_uring_submit(&ring);
+			if (!io_uring_wait_cqe_timeout(&ring, &cqe, &ts))
+				res[1] = cqe->res;
+			put(krep[1], res, sizeof(res));
+			for (;;)
+				pause();
+		}
+		close(krep[1]);
+		if (rd(krep[0], r, 2 * sizeof(long), 10000))
+			r[0] = r[1] = -3;
+		kill(k, SIGKILL);
+		kst = reap(k, 10000);
+		r[2] = kst == -1 ? -1 : WIFSIGNALED(kst) ? WTERMSIG(kst) : 0;
+		r[3] = close(fd) ? -errno : 0;
+		io_uring_queue_exit(&ring);
+		put(qrep[1], r, sizeof(r));
+		_exit(0);
+	}
+	close(qrep[1]);
+	if (rd(qrep[0], r, sizeof(r), 20000))
+		r[0] = -4;
+	qst = reap(q, 10000);
+	d = settle(c0);
+	close(qrep[0]);
+	if (r[0] == -ENOSYS)
+		return OUT("skip: no SQPOLL ring (%s)", death(qst));
+	return OUT("submitted=%ld wrote=%ld submitter=%s creator-close=%s creator=%s "
+		   "commits=+%ld blob=%s", r[0], r[1],
+		   r[2] == SIGKILL ? "SIGKILL" : "not-killed", r[3] ? en((int)-r[3]) : "OK",
+		   death(qst), d, state());
+}
+
 /* ==== 4-6: the writer's file in flight on its own socketpair ==== */
 
 enum { SCM_KILL_CLOSED, SCM_EXIT_CLOSED, SCM_KILL_KEPT };
@@ -892,6 +969,13 @@ struct tcase {
 };
 
 static const struct tcase cases[] = {
+	{ "io_uring SQPOLL: a process writes through the ring another created and is "
+	  "killed: the write was the creator's; its close commits",
+	  case_sqpoll_submitter_killed,
+	  "submitted=1 wrote=3000 submitter=SIGKILL creator-close=OK creator=exit(0) "
+	  "commits=+1 blob=pre",
+	  "submitted=1 wrote=3000 submitter=SIGKILL creator-close=OK creator=exit(0) "
+	  "commits=+1 blob=pre" },
 	{ "O_APPEND set by fcntl(2) after a hole, RWF_NOAPPEND, O_APPEND cleared",
 	  case_append_fcntl,
 	  "w=1000 p@5000=100 setfl=OK append=200 noappend@10=50 unsetfl=OK w=30 fsync=OK "
