@@ -337,7 +337,8 @@ static void __attribute__((noreturn)) staller(int fd, off_t pos, size_t len, int
  *
  * The contract: "an fsync queued with io_submit(2) runs in a kernel
  * worker, not in the process: queued before the kill, it commits what was
- * written, and the exit waits for it". P's cut write was adding bytes, so
+ * written if it runs before the abandon, as it does when the exit waits
+ * for it" (K shares its memory with no one). P's cut write was adding bytes, so
  * it stored nothing; the holder's fsync(2) then returns the commit's
  * result again. 6.12: no fsync (EINVAL at io_submit), the release commits
  * PRE bytes and the 1000 zeroes of P's grown buffer.
