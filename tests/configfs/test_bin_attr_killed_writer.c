@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 // bench-ldlibs: -luring -lpthread
 /*
- * A third set of adversarial cases against the configfs binary attribute
- * contract (Documentation/filesystems/configfs.rst, "Reading and writing a
- * binary attribute"), through the lk45_blobstore sample on an item of its
- * own ("attack3"), first on our configfs, then, when it can be swapped in,
- * on 6.12's (configfs_pristine.ko), each outcome asserted for both.
+ * The configfs binary attribute contract (Documentation/filesystems/
+ * configfs.rst, "Reading and writing a binary attribute") where a writer
+ * dies with work of its own still queued in the kernel, or holds its file
+ * by a reference its death does not drop; through the lk45_blobstore
+ * sample on an item of its own ("killed_writer"), first on our configfs, then,
+ * when it can be swapped in, on 6.12's (configfs_pristine.ko), each
+ * outcome asserted for both.
  *
  * The theme is work that a killed writer left queued in the kernel and
  * that runs after its SIGKILL, and references to its file that its death
@@ -27,6 +29,8 @@
  *    socketpair, its descriptor closed: the death frees the message and
  *    with it the file (the documentation lists io_uring's registered files
  *    and CLONE_FILES as the only files a death does not close);
+ *  - a writer that shares its descriptor table (clone(CLONE_FILES)) with
+ *    this process and is killed: the file stays open;
  *  - a writer that exec'd (from its leader, or from another thread, which
  *    de_thread() turns into the leader) and is then killed;
  *  - a writer killed by the memory cgroup's OOM killer;
@@ -39,9 +43,6 @@
  *  - O_APPEND set and cleared with fcntl(F_SETFL) in the middle of an
  *    upload with a hole, and pwritev2(RWF_NOAPPEND): appends land at the
  *    blob's furthest byte, not at the file position.
- *
- * Run with TESTS=extra_configfs_attack3 (extra_* tests are not run by
- * default).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -65,14 +66,14 @@
 #include "tap.h"
 #include "attack_util.h"
 
-#define ITEM		STORE_ROOT "/attack3"
+#define ITEM		STORE_ROOT "/killed_writer"
 #define BLOB		ITEM "/blob"
 #define DIGEST		ITEM "/digest"
 #define SAMPLE		"lk45_blobstore"
 #define PRISTINE	"/bench/pristine/configfs_pristine.ko"
-#define FIFO		"/tmp/extra_configfs_attack3.fifo"
+#define FIFO		"/tmp/test_bin_attr_killed_writer.fifo"
 #define CG		"/sys/fs/cgroup"
-#define CGX		CG "/lk45_configfs_attack3"
+#define CGX		CG "/lk45_configfs_killed_writer"
 #define PG		4096
 #define PRE		3000	/* what a writer writes before it is killed */
 #define DATA		(1 << 20)
@@ -622,6 +623,57 @@ static const char *case_scm_kill_closed(void) { return scm_self(SCM_KILL_CLOSED)
 static const char *case_scm_exit_closed(void) { return scm_self(SCM_EXIT_CLOSED); }
 static const char *case_scm_kill_kept(void) { return scm_self(SCM_KILL_KEPT); }
 
+/* ==== a writer that shares its descriptor table with a live process ==== */
+
+/*
+ * This process opens the blob; writer K, a clone(CLONE_FILES) child, writes
+ * PRE bytes through the descriptor both tables share and is killed.
+ *
+ * The contract: a file held "through a descriptor table shared with a
+ * live process (CLONE_FILES)" is not closed by the writer's death, "and
+ * what it wrote is committed at the release": nothing before this
+ * process's close, PRE bytes after it. 6.12: the same.
+ */
+static const char *case_clone_files_kill(void)
+{
+	int krep[2], kst = -1, fd, cl;
+	long wrote = -2, c0, before, d;
+	pid_t k;
+
+	if (reset_blob())
+		return "cannot put the base blob";
+	c0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	if (fd < 0)
+		return OUT("open: %s", en(errno));
+	if (pipe(krep)) {
+		close(fd);
+		return OUT("pipe: %s", en(errno));
+	}
+	fflush(stdout);
+	k = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, NULL, NULL, 0);
+	if (!k) {
+		wrote = write(fd, data, PRE);
+		put(krep[1], &wrote, sizeof(wrote));
+		for (;;)
+			pause();
+	}
+	if (k > 0) {
+		if (rd(krep[0], &wrote, sizeof(wrote), 10000))
+			wrote = -2;
+		kill(k, SIGKILL);
+		kst = reap(k, 10000);
+	}
+	/* the table is shared: close the pipe only once K is gone */
+	close(krep[0]);
+	close(krep[1]);
+	before = settle(c0);
+	cl = close(fd) ? errno : 0;
+	d = settle(c0);
+	return OUT("wrote=%ld writer=%s commits-before-close=+%ld close=%s commits=+%ld "
+		   "blob=%s", wrote, death(kst), before, cl ? en(cl) : "OK", d, state());
+}
+
 /* ==== 7-9: a writer that exec'd ==== */
 
 enum { EXEC_KILL, EXEC_THREAD_KILL, EXEC_EXIT };
@@ -639,7 +691,7 @@ static void *exec_main(void *arg)
 
 	snprintf(rep, sizeof(rep), "%d", a->rep);
 	snprintf(w, sizeof(w), "%ld", wrote);
-	execl("/proc/self/exe", "extra_configfs_attack3", "--hold", rep, w,
+	execl("/proc/self/exe", "test_bin_attr_killed_writer", "--hold", rep, w,
 	      a->how == EXEC_EXIT ? "exit" : "wait", (char *)NULL);
 	wrote = -errno;
 	put(a->rep, &wrote, sizeof(wrote));
@@ -1015,6 +1067,11 @@ static const struct tcase cases[] = {
 	  case_scm_kill_kept,
 	  "wrote=3000 sent=yes writer=SIGKILL commits=+0 blob=old",
 	  "wrote=3000 sent=yes writer=SIGKILL commits=+1 blob=pre" },
+	{ "a clone(CLONE_FILES) child writes through the table it shares with this "
+	  "process and is killed: the file stays open, committed at this process's close",
+	  case_clone_files_kill,
+	  "wrote=3000 writer=SIGKILL commits-before-close=+0 close=OK commits=+1 blob=pre",
+	  "wrote=3000 writer=SIGKILL commits-before-close=+0 close=OK commits=+1 blob=pre" },
 	{ "io_uring: openat of a FIFO (IOSQE_ASYNC, hard link) then IORING_OP_FSYNC of the "
 	  "writer's file; the writer is killed: nothing committed", case_uring_linked_fsync,
 	  "wrote=3000 submitted=2 cqe-before-kill=no writer=SIGKILL commits=+0 blob=old",
