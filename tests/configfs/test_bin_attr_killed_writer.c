@@ -17,18 +17,23 @@
  *    another process's write stalled on a userfaultfd page, when the
  *    writer is killed: AIO runs fsync in a kworker, not in the writer, and
  *    exit_aio() waits for it before the writer's descriptors are closed;
+ *  - an IORING_OP_FSYNC that an io-wq worker of the writer carries out,
+ *    waiting behind such a stalled write when the writer is killed: its
+ *    completion, read from a ring this process shares, is EINTR;
  *  - io_uring requests hard-linked behind an openat(2) of a FIFO that only
- *    the kill ends: an IORING_OP_FSYNC (the control: the io-wq worker has
- *    the SIGKILL pending, so configfs refuses to commit) and an
- *    IORING_OP_CLOSE of the writer's only descriptor (the worker, not yet
- *    PF_EXITING, closes it: ->flush does not see a kill);
+ *    the kill ends: an IORING_OP_FSYNC (the io-wq worker has the SIGKILL
+ *    pending, so configfs refuses to commit) and an IORING_OP_CLOSE of the
+ *    writer's only descriptor (a worker, not yet PF_EXITING, may close it
+ *    after the kill); either may instead be cancelled by the writer's
+ *    exit, and nothing may be committed either way;
  *  - a write queued through an IORING_SETUP_SQPOLL ring that another
  *    process created, the queuing process then killed: the SQPOLL thread,
  *    the creator's, made the write;
  *  - the writer's open file in flight in an SCM_RIGHTS message on its own
  *    socketpair, its descriptor closed: the death frees the message and
- *    with it the file (the documentation lists io_uring's registered files
- *    and CLONE_FILES as the only files a death does not close);
+ *    with it the file (the documentation lists io_uring's registered
+ *    files, a unix(7) message in flight and CLONE_FILES as files a death
+ *    does not close);
  *  - a writer that shares its descriptor table (clone(CLONE_FILES)) with
  *    this process and is killed: the file stays open;
  *  - a writer that exec'd (from its leader, or from another thread, which
@@ -217,8 +222,8 @@ static char wait_state(pid_t pid, const char *want, int ms)
 	return c;
 }
 
-/* 1 when a thread of @pid named iou-wrk-* sleeps within @ms */
-static int uring_worker_asleep(pid_t pid, int ms)
+/* 1 when a thread of @pid named iou-wrk-* is in state @st within @ms */
+static int uring_worker_in(pid_t pid, char st, int ms)
 {
 	char dir[64], p[384], comm[32];
 	int i;
@@ -243,7 +248,7 @@ static int uring_worker_asleep(pid_t pid, int ms)
 				continue;
 			comm[n] = 0;
 			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			if (!strncmp(comm, "iou-wrk", 7) && proc_state(p) == 'S') {
+			if (!strncmp(comm, "iou-wrk", 7) && proc_state(p) == st) {
 				closedir(d);
 				return 1;
 			}
@@ -347,7 +352,7 @@ static void __attribute__((noreturn)) staller(int fd, off_t pos, size_t len, int
 static const char *case_aio_fsync_after_kill(void)
 {
 	int fd, kgo[2], krep[2], prep[2], kst, pst, e;
-	long wrote = -1, r[2] = { -1, -1 }, c0, d;
+	long wrote = -1, r[2] = { -1, -1 }, c0, k1, d;
 	char stalled = 0, kstate = '?', go = 'g';
 	pid_t k, p;
 
@@ -405,6 +410,8 @@ static const char *case_aio_fsync_after_kill(void)
 	kill(p, SIGKILL);
 	pst = reap(p, 10000);
 	kst = reap(k, 10000);
+	/* ours: the worker committed before the writer's exit went on */
+	k1 = settle(c0);
 	e = fsync(fd) ? errno : 0;
 	close(fd);
 	d = settle(c0);
@@ -412,9 +419,102 @@ static const char *case_aio_fsync_after_kill(void)
 	close(kgo[1]);
 	close(prep[0]);
 	return OUT("wrote=%ld stalled=%s aio-submit=%s events-before-kill=%ld writer=%s "
-		   "staller=%s fsync=%s commits=+%ld blob=%s", wrote, stalled ? "yes" : "no",
-		   r[0] == 1 ? "OK" : r[0] < 0 ? en((int)-r[0]) : "?", r[1], death(kst),
-		   death(pst), en(e), d, state());
+		   "staller=%s commits-before-fsync=+%ld fsync=%s commits=+%ld blob=%s", wrote,
+		   stalled ? "yes" : "no", r[0] == 1 ? "OK" : r[0] < 0 ? en((int)-r[0]) : "?",
+		   r[1], death(kst), death(pst), k1, en(e), d, state());
+}
+
+/* ==== an io_uring fsync of the killed writer, waiting for the open file ==== */
+
+/*
+ * This process creates a ring and opens the blob; writer K, a child sharing
+ * both, writes PRE bytes at 0 (the last write). Staller P, a child sharing
+ * the file too, stalls a write of 1000 bytes at PRE. K queues an
+ * IORING_OP_FSYNC with IOSQE_ASYNC, which an io-wq worker of K carries out:
+ * it waits for the open file behind P's write. K is killed, then P; this
+ * process reads the fsync's completion from the ring it shares.
+ *
+ * The contract: "an fsync(2) by a thread of a process being killed
+ * (io_uring's workers included) commits nothing and fails with EINTR"; K
+ * made the last write and was killed, so the upload is abandoned: this
+ * process's fsync(2) gets ECANCELED, its close commits nothing. 6.12: the
+ * fsync fails at once with EINVAL, and the release commits PRE bytes and
+ * the 1000 zeroes of P's grown buffer.
+ */
+static const char *case_uring_fsync_waiting_killed(void)
+{
+	struct __kernel_timespec ts = { 10, 0 };
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	int fd, kgo[2], krep[2], prep[2], kst, pst, waiting, e, cl, got;
+	long wrote = -2, sub = -2, c0, d;
+	char stalled = 0, go = 'g', res[32] = "none";
+	pid_t k, p;
+
+	if (no_uffd)
+		return OUT("skip: %s", no_uffd);
+	if (reset_blob())
+		return "cannot put the base blob";
+	if (io_uring_queue_init(8, &ring, 0))
+		return "skip: no io_uring";
+	c0 = counter("commits");
+	fd = open(BLOB, O_WRONLY);
+	if (fd < 0 || pipe(kgo) || pipe(krep) || pipe(prep)) {
+		io_uring_queue_exit(&ring);
+		return OUT("setup: %s", en(errno));
+	}
+	k = fork();
+	if (!k) {
+		struct io_uring_sqe *sqe;
+		char c;
+
+		wrote = write(fd, data, PRE);
+		put(krep[1], &wrote, sizeof(wrote));
+		if (read(kgo[0], &c, 1) != 1)
+			_exit(1);
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_fsync(sqe, fd, 0);
+		sqe->flags |= IOSQE_ASYNC;
+		sub = io_uring_submit(&ring);
+		put(krep[1], &sub, sizeof(sub));
+		for (;;)
+			pause();
+	}
+	close(krep[1]);
+	close(kgo[0]);
+	if (rd(krep[0], &wrote, sizeof(wrote), 10000))
+		wrote = -2;
+	p = fork();
+	if (!p)
+		staller(fd, PRE, 1000, prep[1]);
+	close(prep[1]);
+	if (rd(prep[0], &stalled, 1, 25000))
+		stalled = 0;
+	put(kgo[1], &go, 1);
+	if (rd(krep[0], &sub, sizeof(sub), 10000))
+		sub = -2;
+	/* ours: the worker sleeps killable on the open file's mutex */
+	waiting = uring_worker_in(k, 'D', 10000);
+	kill(k, SIGKILL);
+	kst = reap(k, 10000);
+	kill(p, SIGKILL);
+	pst = reap(p, 10000);
+	got = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+	if (!got) {
+		snprintf(res, sizeof(res), "%s", cqe->res < 0 ? en(-cqe->res) : "OK");
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	e = fsync(fd) ? errno : 0;
+	cl = close(fd) ? errno : 0;
+	d = settle(c0);
+	io_uring_queue_exit(&ring);
+	close(krep[0]);
+	close(kgo[1]);
+	close(prep[0]);
+	return OUT("wrote=%ld stalled=%s submitted=%ld worker-waiting=%s writer=%s staller=%s "
+		   "fsync-cqe=%s fsync=%s close=%s commits=+%ld blob=%s", wrote,
+		   stalled ? "yes" : "no", sub, waiting ? "yes" : "no", death(kst), death(pst),
+		   res, en(e), cl ? en(cl) : "OK", d, state());
 }
 
 /* ==== 2, 3: io_uring requests hard-linked behind a blocking openat ==== */
@@ -478,7 +578,7 @@ static const char *uring_linked(int what)
 	close(krep[1]);
 	if (rd(krep[0], r, sizeof(r), 10000))
 		r[0] = r[1] = r[2] = -2;
-	asleep = uring_worker_asleep(k, 3000);
+	asleep = uring_worker_in(k, 'S', 3000);
 	printf("# an iou-wrk thread of the writer asleep before the kill: %s\n",
 	       asleep ? "yes" : "no");
 	kill(k, SIGKILL);
@@ -636,7 +736,7 @@ static const char *case_scm_kill_kept(void) { return scm_self(SCM_KILL_KEPT); }
  */
 static const char *case_clone_files_kill(void)
 {
-	int krep[2], kst = -1, fd, cl;
+	int krep[2], kst = -1, fd, cl, e;
 	long wrote = -2, c0, before, d;
 	pid_t k;
 
@@ -651,6 +751,7 @@ static const char *case_clone_files_kill(void)
 		return OUT("pipe: %s", en(errno));
 	}
 	fflush(stdout);
+	/* x86-64 argument order: flags, stack, parent_tid, child_tid, tls */
 	k = syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, NULL, NULL, 0);
 	if (!k) {
 		wrote = write(fd, data, PRE);
@@ -658,7 +759,13 @@ static const char *case_clone_files_kill(void)
 		for (;;)
 			pause();
 	}
-	if (k > 0) {
+	if (k < 0) {
+		e = errno;
+		close(fd);
+		close(krep[0]);
+		close(krep[1]);
+		return OUT("clone(CLONE_FILES): %s", en(e));
+	} else {
 		if (rd(krep[0], &wrote, sizeof(wrote), 10000))
 			wrote = -2;
 		kill(k, SIGKILL);
@@ -1086,9 +1193,17 @@ static const struct tcase cases[] = {
 	  "runs in a kernel worker and commits the writer's bytes, once",
 	  case_aio_fsync_after_kill,
 	  "wrote=3000 stalled=yes aio-submit=OK events-before-kill=0 writer=SIGKILL "
-	  "staller=SIGKILL fsync=OK commits=+1 blob=pre",
+	  "staller=SIGKILL commits-before-fsync=+1 fsync=OK commits=+1 blob=pre",
 	  "wrote=3000 stalled=yes aio-submit=EINVAL events-before-kill=-1 writer=SIGKILL "
-	  "staller=SIGKILL fsync=EINVAL commits=+1 blob=pre+zeroes" },
+	  "staller=SIGKILL commits-before-fsync=+0 fsync=EINVAL commits=+1 blob=pre+zeroes" },
+	{ "io_uring: the last writer's IORING_OP_FSYNC waits in a worker behind another "
+	  "process's stalled write; the writer is killed: the worker's fsync fails with "
+	  "EINTR, the upload is abandoned", case_uring_fsync_waiting_killed,
+	  "wrote=3000 stalled=yes submitted=1 worker-waiting=yes writer=SIGKILL "
+	  "staller=SIGKILL fsync-cqe=EINTR fsync=ECANCELED close=OK commits=+0 blob=old",
+	  "wrote=3000 stalled=yes submitted=1 worker-waiting=no writer=SIGKILL "
+	  "staller=SIGKILL fsync-cqe=EINVAL fsync=EINVAL close=OK commits=+1 "
+	  "blob=pre+zeroes" },
 };
 
 static const struct tcase memcg_case = {
