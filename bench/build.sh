@@ -233,6 +233,12 @@ build_tests() {
 			"$TREE/tools/testing/selftests/net/$b.c" ||
 			die "cannot compile the kselftest helper $b"
 	done
+	# the configfs series' kselftest (on samples/configfs)
+	mkdir -p "$STAGE/selftests/filesystems/configfs"
+	gcc -O2 -Wall -I"$TREE/tools/testing/selftests" \
+		-o "$STAGE/selftests/filesystems/configfs/bin_attr_test" \
+		"$TREE/tools/testing/selftests/filesystems/configfs/bin_attr_test.c" ||
+		die "cannot compile the kselftest filesystems/configfs/bin_attr_test"
 	rsync -a --delete "$REPO/bench/guest/" "$STAGE/guest/"
 	# the package's DKMS file: which kernels it builds for
 	mkdir -p "$STAGE/packaging"
