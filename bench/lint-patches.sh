@@ -136,11 +136,19 @@ lint_patch() {
 	mapfile -t files < <(git -C "$WT" diff --name-only --diff-filter=AM HEAD~1 HEAD)
 	docs=()
 	objs=()
+	ksts=()
 	for f in "${files[@]}"; do
 		case "$f" in
+		tools/testing/selftests/*.c) ksts+=("$f") ;;
 		*.c) objs+=("${f%.c}.o"); docs+=("$f") ;;
 		*.h) docs+=("$f") ;;
 		esac
+	done
+	# a kselftest builds with its own Makefile's flags (-Wall), not kbuild's
+	for f in "${ksts[@]}"; do
+		out=$(gcc -Wall -O2 -I"$WT/tools/testing/selftests" -c -o /dev/null "$WT/$f" 2>&1)
+		[ $? = 0 ] && [ -z "$out" ] && verdict 0 "$name: kselftest $f builds with -Wall, no warning" ||
+			{ verdict 1 "$name: kselftest $f builds with -Wall, no warning"; echo "$out" | head -20 | sed 's/^/    /'; }
 	done
 	if [ ${#docs[@]} -gt 0 ]; then
 		# kernel-doc warnings the patch adds: after minus before.

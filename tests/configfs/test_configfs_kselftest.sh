@@ -18,7 +18,7 @@ rc=$?
 while read -r verdict name; do
 	if [ "$verdict" = ok ]; then ok "bin_attr_test: $name"; else not_ok "bin_attr_test: $name"; fi
 done < <(sed -n 's/^\(not ok\|ok\) [0-9]* \(blob\..*\)$/\1 \2/p' "$out" | sed 's/^not ok/not_ok/')
-is "$(grep -cE '^(not )?ok [0-9]+ blob\.' "$out")" 9 "bin_attr_test ran its 9 cases"
+is "$(grep -cE '^(not )?ok [0-9]+ blob\.' "$out")" 10 "bin_attr_test ran its 10 cases"
 is "$rc" 0 "bin_attr_test exits 0"
 grep -q '^not ok\|# SKIP' "$out" && sed 's/^/# /' "$out"
 check "configfs_sample unloads" modprobe -r configfs_sample
