@@ -183,4 +183,33 @@ static inline const char *blob_errname(int err)
 	return err ? strerrorname_np(err) : "OK";
 }
 
+/* The number a file such as a cgroup's memory.peak holds; -1 if none. */
+static inline long read_long(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* 1 when the space-separated list in @path (cgroup.controllers) has @word */
+static inline int has_word(const char *path, const char *word)
+{
+	char buf[512] = "", *tok, *save;
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			return 1;
+	return 0;
+}
+
 #endif

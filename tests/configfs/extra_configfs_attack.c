@@ -79,17 +79,6 @@ static int readable(int fd)
 	return poll(&p, 1, 0) == 1;
 }
 
-static long read_long(const char *path)
-{
-	char buf[64] = "";
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
-
 static long counter(const char *name)
 {
 	return blob_counter(ITEM, name);
@@ -1722,22 +1711,6 @@ static void case_rmdir_race(void)
 #define CGMAX	(2 * MIB)
 
 static int cg_mounted, cg_enabled;
-
-static int has_word(const char *path, const char *word)
-{
-	char buf[512] = "", *tok, *save;
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-		if (!strcmp(tok, word))
-			return 1;
-	return 0;
-}
 
 static long cg_oom_kills(void)
 {

@@ -2104,33 +2104,6 @@ static const char *case_fail_nth_sweep(int persist, long *bad, int *write_failed
 static unsigned char *big;	/* BIG bytes: data 16 times over */
 static int cg_mounted, cg_enabled;
 
-static long read_long(const char *path)
-{
-	char buf[64] = "";
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
-
-static int has_word(const char *path, const char *word)
-{
-	char buf[512] = "", *tok, *save;
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-		if (!strcmp(tok, word))
-			return 1;
-	return 0;
-}
-
 /* A cgroup of memory.max 8M; NULL, or why there is none. */
 static const char *cg_setup(void)
 {
